@@ -1,0 +1,367 @@
+package contracts
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// EventKind names a ledger entry.
+type EventKind string
+
+// The ledger event kinds. Every kind has a payload type below; EventKinds maps
+// one to the other.
+const (
+	KindRunStarted           EventKind = "run-started"
+	KindDriverResolved       EventKind = "driver-resolved"
+	KindContextCaptured      EventKind = "context-captured"
+	KindContextUnavailable   EventKind = "context-unavailable"
+	KindStatementDrafted     EventKind = "statement-drafted"
+	KindPlanStatementDrafted EventKind = "plan-statement-drafted"
+	KindToolInvoked          EventKind = "tool-invoked"
+	KindToolCompleted        EventKind = "tool-completed"
+	KindToolRefused          EventKind = "tool-refused"
+	KindReportComposed       EventKind = "report-composed"
+	KindClosingStatement     EventKind = "closing-statement"
+	KindPlanComparison       EventKind = "plan-comparison"
+	KindRecommendation       EventKind = "recommendation"
+	KindTableProfiled        EventKind = "table-profiled"
+	KindAnswerComposed       EventKind = "answer-composed"
+	KindRunFinished          EventKind = "run-finished"
+)
+
+// EventKinds maps every kind to a zero value of its payload type. Tests use
+// it to prove that every kind has a schema and decodes.
+var EventKinds = map[EventKind]func() any{
+	KindRunStarted:           func() any { return new(RunStarted) },
+	KindDriverResolved:       func() any { return new(DriverResolved) },
+	KindContextCaptured:      func() any { return new(ContextCaptured) },
+	KindContextUnavailable:   func() any { return new(ContextUnavailable) },
+	KindStatementDrafted:     func() any { return new(StatementDrafted) },
+	KindPlanStatementDrafted: func() any { return new(PlanStatementDrafted) },
+	KindToolInvoked:          func() any { return new(ToolInvoked) },
+	KindToolCompleted:        func() any { return new(ToolCompleted) },
+	KindToolRefused:          func() any { return new(ToolRefused) },
+	KindReportComposed:       func() any { return new(ReportComposed) },
+	KindClosingStatement:     func() any { return new(ClosingStatement) },
+	KindPlanComparison:       func() any { return new(PlanComparison) },
+	KindRecommendation:       func() any { return new(Recommendation) },
+	KindTableProfiled:        func() any { return new(TableProfiled) },
+	KindAnswerComposed:       func() any { return new(AnswerComposed) },
+	KindRunFinished:          func() any { return new(RunFinished) },
+}
+
+// Entry is one ledger entry as stored: the envelope every kind shares and the
+// kind's payload.
+type Entry struct {
+	// V is the contract version the entry was written under.
+	V    int       `json:"v"`
+	Kind EventKind `json:"kind"`
+	// RunID repeats the subject's run id so an entry read alone is traceable.
+	RunID string    `json:"runId"`
+	At    time.Time `json:"at"`
+	// Seq is the entry's position in its run's ledger (1-based). It is filled
+	// in on read from the stream, never trusted from the payload.
+	Seq  uint64          `json:"seq,omitempty"`
+	Data json.RawMessage `json:"data"`
+}
+
+// NewEntry encodes payload as an entry of kind.
+func NewEntry(runID string, kind EventKind, at time.Time, payload any) (Entry, error) {
+	if _, ok := EventKinds[kind]; !ok {
+		return Entry{}, fmt.Errorf("contracts: unknown event kind %q", kind)
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return Entry{}, fmt.Errorf("contracts: encode %s: %w", kind, err)
+	}
+	return Entry{V: Version, Kind: kind, RunID: runID, At: at.UTC(), Data: b}, nil
+}
+
+// Decode returns the entry's payload as its kind's type.
+func (e Entry) Decode() (any, error) {
+	mk, ok := EventKinds[e.Kind]
+	if !ok {
+		return nil, fmt.Errorf("contracts: unknown event kind %q", e.Kind)
+	}
+	v := mk()
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return nil, fmt.Errorf("contracts: decode %s: %w", e.Kind, err)
+	}
+	return v, nil
+}
+
+// Budget is the policy row a run is bound by, chosen from the run's persisted
+// workflow and recorded in its header so a recorded denial traces back to the
+// numbers that produced it.
+type Budget struct {
+	// PolicyVersion names the row, e.g. "agent-read-only.investigation.1".
+	PolicyVersion      string `json:"policyVersion"`
+	MaxTurns           int    `json:"maxTurns"`
+	MaxStatements      int    `json:"maxStatements"`
+	DeadlineMs         int64  `json:"deadlineMs"`
+	DBTimeMs           int64  `json:"dbTimeMs"`
+	StatementTimeoutMs int64  `json:"statementTimeoutMs"`
+	MaxRows            int    `json:"maxRows"`
+	MaxBytes           int    `json:"maxBytes"`
+	ModelTurnTimeoutMs int64  `json:"modelTurnTimeoutMs"`
+	MaxRepairs         int    `json:"maxRepairs"`
+	ReportReserveTurns int    `json:"reportReserveTurns"`
+	ReportReserveMs    int64  `json:"reportReserveMs"`
+}
+
+// RunStarted is the header of every ledger: the run's fixed identity.
+type RunStarted struct {
+	Mode          Mode         `json:"mode"`
+	WorkflowType  WorkflowType `json:"workflowType"`
+	Objective     string       `json:"objective"`
+	ConnectionID  string       `json:"connectionId"`
+	Engine        Engine       `json:"engine,omitempty"`
+	Actor         Actor        `json:"actor"`
+	PreviousRunID string       `json:"previousRunId,omitempty"`
+	AutoExecute   bool         `json:"autoExecute,omitempty"`
+	Budget        Budget       `json:"budget"`
+	// Tools are the tools this run's mode and workflow offer the model.
+	Tools []string `json:"tools"`
+}
+
+// DriverResolved records, once per drive, which model drives the run and where
+// its settings came from.
+type DriverResolved struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Demo marks a replayed demonstration model: the run is real, the model is not.
+	Demo bool `json:"demo,omitempty"`
+	// SettingsSource is "bundled", "operator" or "operator-ignored".
+	SettingsSource string `json:"settingsSource,omitempty"`
+	// Drive counts the drives of this run: 1 for the first, 2 after one resume.
+	Drive int `json:"drive"`
+	// Orchestrator names the process that drives.
+	Orchestrator string `json:"orchestrator,omitempty"`
+}
+
+// ContextCaptured records the schema inventory the server read before the
+// first turn. It is citable as {"source":"context-snapshot","fingerprint":…}.
+type ContextCaptured struct {
+	Fingerprint   string `json:"fingerprint"`
+	CorrelationID string `json:"correlationId,omitempty"`
+	Tables        int    `json:"tables"`
+	Statements    int    `json:"statements"`
+	// Text is the fenced rendering the model read.
+	Text string `json:"text"`
+}
+
+// ContextUnavailable records that no inventory could be captured.
+type ContextUnavailable struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// StatementDrafted records a statement the model drafted for run_read_query,
+// with its canonical fingerprint (the repair ledger's key).
+type StatementDrafted struct {
+	StepID      string `json:"stepId"`
+	SQL         string `json:"sql"`
+	Fingerprint string `json:"fingerprint"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// PlanStatementDrafted records the statement a planning run hands the user.
+type PlanStatementDrafted struct {
+	SQL  string `json:"sql"`
+	Note string `json:"note,omitempty"`
+}
+
+// ToolCall identifies the model call a tool entry answers, so a resumed drive
+// can rebuild the transcript exactly.
+type ToolCall struct {
+	// Turn is the model turn (1-based) that asked for the tool.
+	Turn int `json:"turn"`
+	// CallID is the model's own id for the call.
+	CallID string `json:"callId"`
+	Tool   string `json:"tool"`
+	// Arguments are the arguments as the model sent them.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolInvoked is appended, and acknowledged, before the tool's effect.
+type ToolInvoked struct {
+	ToolCall
+	// StepID is derived from the tool name and the arguments that reach the
+	// database: the same call asked twice is the same step.
+	StepID string `json:"stepId"`
+	// CorrelationID names the artifact this step will produce.
+	CorrelationID string `json:"correlationId,omitempty"`
+}
+
+// StepOutcome says how a step settled.
+type StepOutcome string
+
+// The step outcomes.
+const (
+	// OutcomeOK: the tool ran and produced its result.
+	OutcomeOK StepOutcome = "ok"
+	// OutcomeError: the database refused or failed the statement.
+	OutcomeError StepOutcome = "error"
+	// OutcomeIndeterminate: the step was invoked and no outcome was recorded
+	// before its drive ended; it may or may not have run and is never re-run.
+	OutcomeIndeterminate StepOutcome = "indeterminate"
+)
+
+// ToolCompleted settles an invoked step.
+type ToolCompleted struct {
+	ToolCall
+	StepID  string      `json:"stepId"`
+	Outcome StepOutcome `json:"outcome"`
+	// Artifact summarises the stored result (ok outcomes of reading tools).
+	Artifact *ArtifactSummary `json:"artifact,omitempty"`
+	// DBError classifies a database failure (error outcomes).
+	DBError *DBError `json:"dbError,omitempty"`
+	// DurationMs is database time spent, charged to the run's budget.
+	DurationMs int64 `json:"durationMs"`
+	// Content is exactly what the model read as the tool's result.
+	Content string `json:"content"`
+}
+
+// ToolRefused records a tool call refused before any effect: unknown tool,
+// malformed arguments, a guard or policy refusal, an exhausted budget, a
+// citation the run cannot resolve. A refusal consumes no repair attempt.
+type ToolRefused struct {
+	ToolCall
+	StepID  string `json:"stepId,omitempty"`
+	Code    string `json:"code"`
+	Reason  string `json:"reason"`
+	Fix     string `json:"fix,omitempty"`
+	Content string `json:"content"`
+}
+
+// EvidenceSource says what kind of thing a claim cites.
+type EvidenceSource string
+
+// The evidence sources.
+const (
+	EvidenceArtifact        EvidenceSource = "artifact"
+	EvidenceContextSnapshot EvidenceSource = "context-snapshot"
+)
+
+// EvidenceRef is one citation: an artifact this run produced, or the context
+// snapshot it captured.
+type EvidenceRef struct {
+	Source        EvidenceSource `json:"source"`
+	CorrelationID string         `json:"correlationId,omitempty"`
+	Fingerprint   string         `json:"fingerprint,omitempty"`
+}
+
+// Claim is one finding of a report and the evidence it rests on.
+type Claim struct {
+	Text     string        `json:"text"`
+	Evidence []EvidenceRef `json:"evidence"`
+}
+
+// ReportComposed is the run's report; every citation was verified against the
+// run's own ledger before it was appended.
+type ReportComposed struct {
+	ToolCall
+	Claims []Claim `json:"claims"`
+}
+
+// ClosingStatement records prose the model wrote without calling a tool.
+type ClosingStatement struct {
+	Turn int    `json:"turn"`
+	Text string `json:"text"`
+}
+
+// PlanComparison records a comparison of two plans this run read.
+type PlanComparison struct {
+	ToolCall
+	Before  string `json:"before"`
+	After   string `json:"after"`
+	Summary string `json:"summary"`
+}
+
+// Recommendation records a change the model recommends (never applied).
+type Recommendation struct {
+	ToolCall
+	Kind      string        `json:"kind"`
+	Statement string        `json:"statement"`
+	Rationale string        `json:"rationale"`
+	Evidence  []EvidenceRef `json:"evidence"`
+}
+
+// TableProfiled records a composed per-table profile.
+type TableProfiled struct {
+	ToolCall
+	Table         string `json:"table"`
+	Depth         string `json:"depth"`
+	CorrelationID string `json:"correlationId"`
+}
+
+// AnswerComposed records which result is the answer and how to show it.
+type AnswerComposed struct {
+	ToolCall
+	CorrelationID string          `json:"correlationId"`
+	Presentation  json.RawMessage `json:"presentation"`
+}
+
+// StopReason says why a run stopped.
+type StopReason string
+
+// The stop reasons.
+const (
+	StopReportComposed   StopReason = "report-composed"
+	StopTurnLimit        StopReason = "turn-limit"
+	StopStatementLimit   StopReason = "statement-limit"
+	StopDeadlineExceeded StopReason = "deadline-exceeded"
+	StopCancelled        StopReason = "cancelled"
+	StopModelStopped     StopReason = "model-stopped"
+	StopFailed           StopReason = "failed"
+)
+
+// FailureReason classifies why a run failed. It is chosen from an error's
+// type, never its message; the message goes to the log only.
+type FailureReason string
+
+// The failure reasons.
+const (
+	ReasonModelUnavailable       FailureReason = "model-unavailable"
+	ReasonModelRateLimited       FailureReason = "model-rate-limited"
+	ReasonModelUnauthorized      FailureReason = "model-unauthorized"
+	ReasonModelNotFound          FailureReason = "model-not-found"
+	ReasonModelContextExceeded   FailureReason = "model-context-exceeded"
+	ReasonModelTimeout           FailureReason = "model-timeout"
+	ReasonEngineUnsupported      FailureReason = "engine-unsupported"
+	ReasonConnectionUnresolvable FailureReason = "connection-unresolvable"
+	ReasonExecutorUnavailable    FailureReason = "executor-unavailable"
+	ReasonInternal               FailureReason = "internal"
+)
+
+// VerdictOutcome is whether a run answered.
+type VerdictOutcome string
+
+// The verdict outcomes.
+const (
+	VerdictAnswered   VerdictOutcome = "answered"
+	VerdictUnanswered VerdictOutcome = "unanswered"
+	VerdictCancelled  VerdictOutcome = "cancelled"
+)
+
+// GoalVerdict is the answered rule's judgement of a run: a pure fold over its
+// ledger.
+type GoalVerdict struct {
+	Outcome VerdictOutcome `json:"outcome"`
+	// Rule is the versioned rule id, e.g. "agent-investigation.1".
+	Rule string `json:"rule"`
+	// Unmet lists the shortfall codes ("no-report", "empty-evidence").
+	Unmet []string `json:"unmet"`
+}
+
+// RunFinished ends a run. Nothing is appended after it.
+type RunFinished struct {
+	Status     RunStatus     `json:"status"`
+	StopReason StopReason    `json:"stopReason"`
+	Reason     FailureReason `json:"reason,omitempty"`
+	// GoalVerdict is absent when no verifier ran (a run that never entered its loop).
+	GoalVerdict *GoalVerdict `json:"goalVerdict,omitempty"`
+	// Detail is one sentence for the user; never an engine's or vendor's text.
+	Detail string `json:"detail,omitempty"`
+}

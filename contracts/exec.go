@@ -1,0 +1,174 @@
+package contracts
+
+// Engine names a database engine; it is a subject token.
+type Engine string
+
+// The engines.
+const (
+	EnginePostgres Engine = "postgres"
+	EngineSQLite   Engine = "sqlite"
+	EngineDuckDB   Engine = "duckdb"
+	EngineMSSQL    Engine = "mssql"
+)
+
+// ExecOp names an executor operation; it is a subject token.
+type ExecOp string
+
+// The executor operations.
+const (
+	OpSchema     ExecOp = "schema"
+	OpStats      ExecOp = "stats"
+	OpRead       ExecOp = "read"
+	OpExplain    ExecOp = "explain"
+	OpProfile    ExecOp = "profile"
+	OpOperations ExecOp = "operations"
+	OpHandover   ExecOp = "handover"
+	OpDescribe   ExecOp = "describe"
+	OpTables     ExecOp = "tables"
+)
+
+// Profile names the execution profile a statement runs under.
+type Profile string
+
+// The execution profiles.
+const (
+	ProfileAgentReadOnly   Profile = "agent-read-only"
+	ProfileAgentHandover   Profile = "agent-handover"
+	ProfileAgentOperations Profile = "agent-operations"
+	ProfileInspect         Profile = "inspect"
+)
+
+// ExecRequest asks an executor for one operation. Executors serve it with
+// core request/reply: at most once.
+type ExecRequest struct {
+	RunID        string  `json:"runId,omitempty"`
+	StepID       string  `json:"stepId,omitempty"`
+	ConnectionID string  `json:"connectionId"`
+	Profile      Profile `json:"profile"`
+	// CorrelationID names the artifact the result is stored under.
+	CorrelationID string `json:"correlationId,omitempty"`
+	// SQL is the statement of a read.
+	SQL string `json:"sql,omitempty"`
+	// Schema and Table narrow a schema read; the executor writes the SQL.
+	Schema string `json:"schema,omitempty"`
+	Table  string `json:"table,omitempty"`
+	// TimeoutMs is the statement timeout the orchestrator granted, already
+	// clamped to what is left of the run.
+	TimeoutMs int64 `json:"timeoutMs"`
+	// MaxRows and MaxBytes bound the result; zero means the profile's default.
+	MaxRows  int `json:"maxRows,omitempty"`
+	MaxBytes int `json:"maxBytes,omitempty"`
+}
+
+// ExecStatus is the shape of an executor reply.
+type ExecStatus string
+
+// The executor reply statuses.
+const (
+	ExecOK      ExecStatus = "ok"
+	ExecRefused ExecStatus = "refused"
+	ExecError   ExecStatus = "error"
+)
+
+// ExecReply answers ExecRequest: ok (artifact summary and the bounded, fenced
+// text the model may read), refused (code, reason, fix) or error (classified
+// database error, engine text fenced).
+type ExecReply struct {
+	Status   ExecStatus       `json:"status"`
+	Artifact *ArtifactSummary `json:"artifact,omitempty"`
+	// Text is the bounded rendering the model may read, database content fenced.
+	Text    string   `json:"text,omitempty"`
+	Refusal *Refusal `json:"refusal,omitempty"`
+	Error   *DBError `json:"error,omitempty"`
+	// DurationMs is the time the statement spent at the database.
+	DurationMs int64 `json:"durationMs"`
+	// Statements counts the statements the operation sent (a schema read may send several).
+	Statements int `json:"statements"`
+}
+
+// Refusal is the guard's or a profile's refusal of a statement before it
+// reached the database.
+type Refusal struct {
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+	Fix    string `json:"fix"`
+}
+
+func (r *Refusal) Error() string { return "refused (" + r.Code + "): " + r.Reason }
+
+// DBErrorClass classifies a database error.
+type DBErrorClass string
+
+// The database error classes.
+const (
+	DBSyntax        DBErrorClass = "syntax"
+	DBMissingObject DBErrorClass = "missing-object"
+	DBPermission    DBErrorClass = "permission"
+	DBTimeout       DBErrorClass = "timeout"
+	DBCancelled     DBErrorClass = "cancelled"
+	DBResource      DBErrorClass = "resource"
+	DBUnavailable   DBErrorClass = "unavailable"
+	DBOther         DBErrorClass = "other"
+)
+
+// DBError is a classified database error. Message is the engine's text; it is
+// untrusted and reaches a model only fenced.
+type DBError struct {
+	Class   DBErrorClass `json:"class"`
+	Message string       `json:"message"`
+}
+
+func (e *DBError) Error() string { return "database error (" + string(e.Class) + ")" }
+
+// Column describes one result column.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type,omitempty"`
+}
+
+// ArtifactSummary describes a stored result without its rows.
+type ArtifactSummary struct {
+	CorrelationID string   `json:"correlationId"`
+	Columns       []Column `json:"columns"`
+	Rows          int      `json:"rows"`
+	Bytes         int      `json:"bytes"`
+	// Truncated is set only under the inspect profile, with what truncated it.
+	Truncated   bool     `json:"truncated,omitempty"`
+	TruncatedBy []string `json:"truncatedBy,omitempty"`
+}
+
+// Artifact is a full stored result, kept in the artifacts object store under
+// ArtifactKey(runID, correlationID) with a TTL.
+type Artifact struct {
+	ArtifactSummary
+	RunID        string  `json:"runId,omitempty"`
+	StepID       string  `json:"stepId,omitempty"`
+	ConnectionID string  `json:"connectionId"`
+	Profile      Profile `json:"profile"`
+	SQL          string  `json:"sql"`
+	// Data holds the rows, each a list of values in column order. A BLOB is
+	// {"type":"blob","hex":…,"bytes":N}.
+	Data [][]any `json:"data"`
+}
+
+// ArtifactKey is the object name of an artifact. Run-scoped so a caller who
+// may read a run may read its artifacts and nothing else.
+func ArtifactKey(runID, correlationID string) string {
+	if runID == "" {
+		runID = "_direct"
+	}
+	return runID + "/" + correlationID
+}
+
+// ConnectionDescriptor is what executors publish about a connection: never a
+// password, a DSN or a file path.
+type ConnectionDescriptor struct {
+	ID          string `json:"id"`
+	Engine      Engine `json:"engine"`
+	Description string `json:"description,omitempty"`
+	// Identity fingerprints engine, host, port, database and role, so two
+	// descriptors can be compared without revealing them.
+	Identity string `json:"identity"`
+	// Demo marks the built-in demonstration database.
+	Demo bool `json:"demo,omitempty"`
+}

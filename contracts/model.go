@@ -1,0 +1,101 @@
+package contracts
+
+import "encoding/json"
+
+// MessageRole is who wrote a transcript message.
+type MessageRole string
+
+// The message roles.
+const (
+	RoleSystem    MessageRole = "system"
+	RoleUser      MessageRole = "user"
+	RoleAssistant MessageRole = "assistant"
+	RoleTool      MessageRole = "tool"
+)
+
+// Message is one transcript message sent to a model.
+type Message struct {
+	Role    MessageRole `json:"role"`
+	Content string      `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message asked for.
+	ToolCalls []ModelToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID names the call a tool message answers.
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// ModelToolCall is one tool call a model asked for.
+type ModelToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the JSON text the model sent, verbatim.
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec declares one tool to a model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ModelTurnRequest asks modelturn for one model call.
+type ModelTurnRequest struct {
+	RunID    string     `json:"runId"`
+	Turn     int        `json:"turn"`
+	Messages []Message  `json:"messages"`
+	Tools    []ToolSpec `json:"tools,omitempty"`
+	// TimeoutMs bounds this one call; the smaller of it and the service's own
+	// ceiling applies.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// Usage counts the tokens of one call.
+type Usage struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+	CachedTokens int64 `json:"cachedTokens"`
+}
+
+// ModelFailure classifies a failed model call by type.
+type ModelFailure struct {
+	// Reason is one of the model-* failure reasons.
+	Reason    FailureReason `json:"reason"`
+	Retryable bool          `json:"retryable"`
+	// Message is one sentence Sonde wrote; the vendor's text goes to the log only.
+	Message string `json:"message"`
+}
+
+// ModelTurnReply answers ModelTurnRequest: the model's text, its tool calls,
+// the finish reason and usage, or a classified failure.
+type ModelTurnReply struct {
+	Provider     string          `json:"provider"`
+	Model        string          `json:"model"`
+	Demo         bool            `json:"demo,omitempty"`
+	Text         string          `json:"text,omitempty"`
+	ToolCalls    []ModelToolCall `json:"toolCalls,omitempty"`
+	FinishReason string          `json:"finishReason,omitempty"`
+	Usage        Usage           `json:"usage"`
+	Failure      *ModelFailure   `json:"failure,omitempty"`
+}
+
+// ModelDelta is one streamed fragment of a model turn's text.
+type ModelDelta struct {
+	RunID string `json:"runId"`
+	Turn  int    `json:"turn"`
+	Text  string `json:"text"`
+}
+
+// ModelProbeRequest asks modelturn what the configured model can do.
+type ModelProbeRequest struct{}
+
+// ModelProbeReply is the probe's verdict: capabilities established on the
+// wire, those not established (missing) and those shown absent (disproved).
+type ModelProbeReply struct {
+	Provider  string        `json:"provider"`
+	Model     string        `json:"model"`
+	Demo      bool          `json:"demo,omitempty"`
+	Verified  []string      `json:"verified,omitempty"`
+	Missing   []string      `json:"missing,omitempty"`
+	Disproved []string      `json:"disproved,omitempty"`
+	Failure   *ModelFailure `json:"failure,omitempty"`
+}
