@@ -62,8 +62,11 @@ type Entry struct {
 	At    time.Time `json:"at"`
 	// Seq is the entry's position in its run's ledger (1-based). It is filled
 	// in on read from the stream, never trusted from the payload.
-	Seq  uint64          `json:"seq,omitempty"`
-	Data json.RawMessage `json:"data"`
+	Seq uint64 `json:"seq,omitempty"`
+	// StreamSeq is the entry's sequence in the ledger stream, filled in on
+	// read; a writer states the last one it saw when it appends.
+	StreamSeq uint64          `json:"streamSeq,omitempty"`
+	Data      json.RawMessage `json:"data"`
 }
 
 // NewEntry encodes payload as an entry of kind.

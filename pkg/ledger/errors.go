@@ -1,0 +1,43 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNotFound is returned when a run has no ledger.
+var ErrNotFound = errors.New("ledger: run not found")
+
+// ConflictError reports a lost compare-and-append race: another writer
+// appended to the run after the position this writer expected. The loser
+// re-reads the ledger and stops driving.
+type ConflictError struct {
+	RunID string
+	// Expected is the stream sequence the writer expected to follow.
+	Expected uint64
+	// Actual is the run's last stream sequence when the conflict was seen.
+	Actual uint64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("ledger: run %s moved on: expected to follow %d, last is %d", e.RunID, e.Expected, e.Actual)
+}
+
+// IsConflict reports whether err is a lost compare-and-append race.
+func IsConflict(err error) bool {
+	var c *ConflictError
+	return errors.As(err, &c)
+}
+
+// isWrongLastSequence classifies a JetStream publish error by its code: 10071
+// on a single node, 10164 on a replicated stream. Never by message text.
+func isWrongLastSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}

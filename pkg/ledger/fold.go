@@ -1,0 +1,141 @@
+package ledger
+
+import (
+	"encoding/json"
+
+	"github.com/sondehq/sonde/contracts"
+)
+
+// Fold derives a run's record from its entries. It is a pure function of the
+// entries: the same ledger always folds to the same record, in any process.
+// Entries of kinds it does not know, or whose payload does not decode, are
+// skipped, so a ledger written by a newer release still folds.
+func Fold(runID string, entries []contracts.Entry) contracts.Record {
+	r := contracts.Record{RunID: runID, Status: contracts.StatusQueued, Steps: []contracts.Step{}}
+	open := map[string]int{} // step id -> index of its invoked, unsettled step
+	for _, e := range entries {
+		r.Entries++
+		r.LastSeq = e.StreamSeq
+		v, err := e.Decode()
+		if err != nil {
+			continue
+		}
+		if r.Status.Terminal() {
+			continue // nothing after run-finished counts
+		}
+		switch p := v.(type) {
+		case *contracts.RunStarted:
+			r.Mode = p.Mode
+			r.WorkflowType = p.WorkflowType
+			if r.WorkflowType == "" {
+				r.WorkflowType = contracts.WorkflowInvestigation
+			}
+			r.Objective = p.Objective
+			r.ConnectionID = p.ConnectionID
+			r.Actor = p.Actor
+			r.PreviousRunID = p.PreviousRunID
+			r.Budget = p.Budget
+			r.Tools = p.Tools
+			r.StartedAt = e.At
+		case *contracts.DriverResolved:
+			r.Status = contracts.StatusRunning
+			r.Provider, r.Model, r.Demo = p.Provider, p.Model, p.Demo
+			r.Drives++
+		case *contracts.ContextCaptured:
+			r.ContextFingerprint = p.Fingerprint
+			r.Spent.Statements += p.Statements
+		case *contracts.ToolInvoked:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
+			if p.CorrelationID != "" {
+				r.Spent.Statements++ // a step that reaches the database names its artifact
+			}
+			open[p.StepID] = len(r.Steps)
+			r.Steps = append(r.Steps, contracts.Step{
+				StepID: p.StepID, Turn: p.Turn, Tool: p.Tool, Arguments: p.Arguments,
+				Status: contracts.StepInvoked, CorrelationID: p.CorrelationID,
+			})
+		case *contracts.ToolCompleted:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
+			r.Spent.DBTimeMs += p.DurationMs
+			i, ok := open[p.StepID]
+			if !ok {
+				continue
+			}
+			delete(open, p.StepID)
+			s := &r.Steps[i]
+			s.DurationMs = p.DurationMs
+			switch p.Outcome {
+			case contracts.OutcomeOK:
+				s.Status = contracts.StepCompleted
+				s.Artifact = p.Artifact
+			case contracts.OutcomeError:
+				s.Status = contracts.StepFailed
+				s.DBError = p.DBError
+				r.Spent.Repairs++
+			default:
+				s.Status = contracts.StepIndeterminate
+			}
+		case *contracts.ToolRefused:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
+			r.Steps = append(r.Steps, contracts.Step{
+				StepID: p.StepID, Turn: p.Turn, Tool: p.Tool, Arguments: p.Arguments,
+				Status:  contracts.StepRefused,
+				Refusal: &contracts.Refusal{Code: p.Code, Reason: p.Reason, Fix: p.Fix},
+			})
+		case *contracts.ReportComposed:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
+			r.Report = p.Claims
+			r.Steps = append(r.Steps, contracts.Step{
+				Turn: p.Turn, Tool: p.Tool, Arguments: p.Arguments, Status: contracts.StepCompleted,
+			})
+		case *contracts.ClosingStatement:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
+		case *contracts.RunFinished:
+			r.Status = p.Status
+			r.StopReason = p.StopReason
+			r.Reason = p.Reason
+			r.GoalVerdict = p.GoalVerdict
+			r.Detail = p.Detail
+			at := e.At
+			r.FinishedAt = &at
+		}
+	}
+	if r.Status.Terminal() {
+		// A step still open when its run ended never settled: it may or may
+		// not have run, and nothing will ever run it again.
+		for _, i := range open {
+			r.Steps[i].Status = contracts.StepIndeterminate
+		}
+	}
+	return r
+}
+
+// OpenSteps returns the steps of entries that were invoked and never settled,
+// in ledger order. A resuming drive records each as indeterminate.
+func OpenSteps(entries []contracts.Entry) []contracts.ToolInvoked {
+	var inv []contracts.ToolInvoked
+	settled := map[string]bool{}
+	for _, e := range entries {
+		switch e.Kind {
+		case contracts.KindToolInvoked:
+			var p contracts.ToolInvoked
+			if json.Unmarshal(e.Data, &p) == nil {
+				inv = append(inv, p)
+				settled[p.StepID] = false
+			}
+		case contracts.KindToolCompleted:
+			var p contracts.ToolCompleted
+			if json.Unmarshal(e.Data, &p) == nil {
+				settled[p.StepID] = true
+			}
+		}
+	}
+	var out []contracts.ToolInvoked
+	for _, p := range inv {
+		if !settled[p.StepID] {
+			out = append(out, p)
+			settled[p.StepID] = true
+		}
+	}
+	return out
+}

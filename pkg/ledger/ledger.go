@@ -1,0 +1,181 @@
+// Package ledger stores run ledgers in JetStream and folds them into records.
+//
+// Every run's ledger is the subject sonde.ledger.<runId> of the one stream
+// SONDE_LEDGER. Appends are compare-and-append: the writer states the stream
+// sequence of the last entry it saw, so two drivers of one run can never both
+// append at the same position; the loser gets a *ConflictError. A run has no
+// mutable row anywhere: its record is Fold over its entries.
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sondehq/sonde/contracts"
+)
+
+// Ledger reads and appends run ledgers.
+type Ledger struct {
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	writer string
+}
+
+// Option configures a Ledger.
+type Option func(*Ledger)
+
+// WithWriter names this writer. The name goes into every message id, so a
+// retried append of the same entry is deduplicated while two writers racing
+// for one position never are.
+func WithWriter(name string) Option { return func(l *Ledger) { l.writer = name } }
+
+// Open binds to the ledger stream, which must already exist (natsx.Resources).
+func Open(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Ledger, error) {
+	st, err := js.Stream(ctx, contracts.LedgerStream)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open stream %s: %w", contracts.LedgerStream, err)
+	}
+	l := &Ledger{js: js, stream: st, writer: nats.NewInbox()[len(nats.InboxPrefix):]}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
+}
+
+// Append appends e to run's ledger, provided the run's last entry is at
+// stream sequence after (0: the ledger must be empty). It returns the new
+// entry's stream sequence. A lost race is a *ConflictError; if the entry
+// that won is this writer's own earlier attempt, Append reports success.
+func (l *Ledger) Append(ctx context.Context, runID string, after uint64, e contracts.Entry) (uint64, error) {
+	if !contracts.ValidRunID(runID) {
+		return 0, fmt.Errorf("ledger: invalid run id %q", runID)
+	}
+	e.RunID = runID
+	e.Seq, e.StreamSeq = 0, 0
+	body, err := json.Marshal(e)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: encode entry: %w", err)
+	}
+	msgID := runID + "." + strconv.FormatUint(after, 10) + "." + l.writer
+	subject := contracts.LedgerSubject(runID)
+	ack, err := l.js.Publish(ctx, subject, body,
+		jetstream.WithExpectLastSequencePerSubject(after),
+		jetstream.WithMsgID(msgID))
+	if err == nil {
+		return ack.Sequence, nil
+	}
+	if !isWrongLastSequence(err) {
+		return 0, fmt.Errorf("ledger: append to %s: %w", runID, err)
+	}
+	last, lerr := l.stream.GetLastMsgForSubject(ctx, subject)
+	if lerr != nil {
+		return 0, &ConflictError{RunID: runID, Expected: after}
+	}
+	if last.Header.Get(jetstream.MsgIDHeader) == msgID {
+		return last.Sequence, nil // our own earlier attempt landed
+	}
+	return 0, &ConflictError{RunID: runID, Expected: after, Actual: last.Sequence}
+}
+
+// LastSeq returns the stream sequence of run's last entry, or ErrNotFound.
+func (l *Ledger) LastSeq(ctx context.Context, runID string) (uint64, error) {
+	m, err := l.stream.GetLastMsgForSubject(ctx, contracts.LedgerSubject(runID))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ledger: last entry of %s: %w", runID, err)
+	}
+	return m.Sequence, nil
+}
+
+// Read returns every entry of run's ledger in order, or ErrNotFound.
+func (l *Ledger) Read(ctx context.Context, runID string) ([]contracts.Entry, error) {
+	if !contracts.ValidRunID(runID) {
+		return nil, ErrNotFound
+	}
+	last, err := l.LastSeq(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	var out []contracts.Entry
+	err = l.each(ctx, runID, 0, func(e contracts.Entry) (bool, error) {
+		out = append(out, e)
+		return e.StreamSeq < last, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Tail calls fn for each entry of run's ledger after position from (0: from
+// the first), then for every entry appended later, until fn returns false, fn
+// fails, or ctx ends. It waits for a ledger that does not exist yet.
+func (l *Ledger) Tail(ctx context.Context, runID string, from uint64, fn func(contracts.Entry) (more bool, err error)) error {
+	if !contracts.ValidRunID(runID) {
+		return ErrNotFound
+	}
+	return l.each(ctx, runID, from, fn)
+}
+
+// each reads the run's subject with an ordered consumer from the start,
+// skipping positions up to from.
+func (l *Ledger) each(ctx context.Context, runID string, from uint64, fn func(contracts.Entry) (bool, error)) error {
+	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{contracts.LedgerSubject(runID)},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("ledger: read %s: %w", runID, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("ledger: read %s: %w", runID, err)
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	var pos uint64
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("ledger: read %s: %w", runID, err)
+		}
+		pos++
+		if pos <= from {
+			continue
+		}
+		e, err := decode(msg, pos)
+		if err != nil {
+			return err
+		}
+		more, err := fn(e)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+func decode(msg jetstream.Msg, pos uint64) (contracts.Entry, error) {
+	var e contracts.Entry
+	if err := json.Unmarshal(msg.Data(), &e); err != nil {
+		return e, fmt.Errorf("ledger: decode entry %d of %s: %w", pos, msg.Subject(), err)
+	}
+	meta, err := msg.Metadata()
+	if err != nil {
+		return e, fmt.Errorf("ledger: entry metadata: %w", err)
+	}
+	e.Seq = pos
+	e.StreamSeq = meta.Sequence.Stream
+	e.RunID = contracts.RunIDFromLedgerSubject(msg.Subject())
+	return e, nil
+}
