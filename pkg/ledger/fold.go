@@ -77,10 +77,17 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			}
 		case *contracts.ToolRefused:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
+			refusal := &contracts.Refusal{Code: p.Code, Reason: p.Reason, Fix: p.Fix}
+			if i, ok := open[p.StepID]; ok && p.StepID != "" {
+				// Refused after it was invoked (by the executor's guard):
+				// the step settles without having run.
+				delete(open, p.StepID)
+				r.Steps[i].Status, r.Steps[i].Refusal = contracts.StepRefused, refusal
+				continue
+			}
 			r.Steps = append(r.Steps, contracts.Step{
 				StepID: p.StepID, Turn: p.Turn, Tool: p.Tool, Arguments: p.Arguments,
-				Status:  contracts.StepRefused,
-				Refusal: &contracts.Refusal{Code: p.Code, Reason: p.Reason, Fix: p.Fix},
+				Status: contracts.StepRefused, Refusal: refusal,
 			})
 		case *contracts.ReportComposed:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
@@ -123,9 +130,11 @@ func OpenSteps(entries []contracts.Entry) []contracts.ToolInvoked {
 				inv = append(inv, p)
 				settled[p.StepID] = false
 			}
-		case contracts.KindToolCompleted:
-			var p contracts.ToolCompleted
-			if json.Unmarshal(e.Data, &p) == nil {
+		case contracts.KindToolCompleted, contracts.KindToolRefused:
+			var p struct {
+				StepID string `json:"stepId"`
+			}
+			if json.Unmarshal(e.Data, &p) == nil && p.StepID != "" {
 				settled[p.StepID] = true
 			}
 		}

@@ -1,0 +1,265 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
+	"github.com/sondehq/sonde/pkg/policy"
+)
+
+// Refusal codes of the run loop (the guard's own codes come from executors).
+const (
+	refuseUnknownTool       = "unknown_tool"
+	refuseInvalidArguments  = "invalid_arguments"
+	refuseUnresolved        = "unresolved_evidence"
+	refuseStatementBudget   = "statement_budget_exhausted"
+	refuseDBTimeBudget      = "db_time_exhausted"
+	refuseRepairBudget      = "repair_budget_exhausted"
+	refuseIndeterminateStep = "step_indeterminate"
+	refuseExecutor          = "executor_unavailable"
+)
+
+// rawArgs keeps the model's arguments as JSON; text that is not JSON is kept
+// as a JSON string so the ledger entry still encodes.
+func rawArgs(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// call handles one tool call of a turn. done reports that the run ended.
+func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall) (done bool, err error) {
+	tc := contracts.ToolCall{Turn: turn, CallID: mc.ID, Tool: mc.Name, Arguments: rawArgs(mc.Arguments)}
+	if tc.CallID == "" {
+		tc.CallID = fmt.Sprintf("call_%d_%d", turn, len(d.entries))
+	}
+	// The tool set is the run's persisted one, re-checked at this seam.
+	if !slices.Contains(d.header.Tools, mc.Name) {
+		return false, d.refuse(ctx, tc, "", refuseUnknownTool,
+			"this run has no tool "+quote(mc.Name),
+			"use one of: "+strings.Join(d.header.Tools, ", "))
+	}
+	switch mc.Name {
+	case policy.ToolComposeReport:
+		var a reportArgs
+		if err := decodeStrict(mc.Arguments, &a); err != nil {
+			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
+				`send {"claims":[{"text":"…","evidence":[{"source":"artifact","correlationId":"…"}]}]}`)
+		}
+		return d.composeReport(ctx, tc, a)
+	case policy.ToolRunReadQuery:
+		var a readArgs
+		if err := decodeStrict(mc.Arguments, &a); err != nil || strings.TrimSpace(a.SQL) == "" {
+			msg := "the sql argument is empty"
+			if err != nil {
+				msg = err.Error()
+			}
+			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, msg, `send {"sql":"SELECT …","reason":"…"}`)
+		}
+		return false, d.statement(ctx, tc, contracts.OpRead, a, contracts.ExecRequest{SQL: a.SQL})
+	case policy.ToolInspectSchema:
+		var a schemaArgs
+		if err := decodeStrict(mc.Arguments, &a); err != nil {
+			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {} or {"table":"…"}`)
+		}
+		return false, d.statement(ctx, tc, contracts.OpSchema, a, contracts.ExecRequest{Schema: a.Schema, Table: a.Table})
+	}
+	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
+}
+
+func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code, reason, fix string) error {
+	content := fmt.Sprintf("Refused (%s): %s", code, reason)
+	if fix != "" {
+		content += "\nHow to fix: " + fix
+	}
+	return d.append(ctx, contracts.KindToolRefused, contracts.ToolRefused{
+		ToolCall: tc, StepID: stepID, Code: code, Reason: reason, Fix: fix, Content: content,
+	})
+}
+
+// statement runs one database-reaching step: replay if settled, refuse if
+// indeterminate or over budget, else record the invocation, then ask.
+func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, req contracts.ExecRequest) error {
+	stepID := "s_" + stepKey(tc.Tool, args)
+	rec := d.record()
+	for _, st := range rec.Steps {
+		if st.StepID != stepID {
+			continue
+		}
+		switch st.Status {
+		case contracts.StepIndeterminate, contracts.StepInvoked:
+			return d.refuse(ctx, tc, "", refuseIndeterminateStep,
+				"this exact call was started before and its outcome is unknown; it is never run twice",
+				"draft a different statement if you still need the reading")
+		case contracts.StepCompleted, contracts.StepFailed:
+			// A settled step is replayed from the ledger, never re-executed.
+			return d.append(ctx, contracts.KindToolCompleted, d.replay(tc, stepID))
+		}
+	}
+	b := d.header.Budget
+	switch {
+	case rec.Spent.Statements >= b.MaxStatements:
+		return d.refuse(ctx, tc, "", refuseStatementBudget,
+			fmt.Sprintf("the run has used its %d statements", b.MaxStatements), "call compose_report with what you have")
+	case rec.Spent.DBTimeMs >= b.DBTimeMs:
+		return d.refuse(ctx, tc, "", refuseDBTimeBudget,
+			fmt.Sprintf("the run has used its %d s of database time", b.DBTimeMs/1000), "call compose_report with what you have")
+	case rec.Spent.Repairs > b.MaxRepairs:
+		return d.refuse(ctx, tc, "", refuseRepairBudget,
+			fmt.Sprintf("%d statements already failed at the database", rec.Spent.Repairs), "call compose_report with what you have")
+	}
+
+	corr := "c_" + stepID[2:]
+	inv := contracts.ToolInvoked{ToolCall: tc, StepID: stepID, CorrelationID: corr}
+	if err := d.append(ctx, contracts.KindToolInvoked, inv); err != nil {
+		return err
+	}
+	if hook := d.s.cfg.AfterInvoke; hook != nil {
+		hook(d.runID, inv)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	req.RunID, req.StepID, req.CorrelationID = d.runID, stepID, corr
+	req.ConnectionID, req.Profile = d.header.ConnectionID, contracts.ProfileAgentReadOnly
+	req.TimeoutMs = d.statementTimeout(rec)
+	req.MaxRows, req.MaxBytes = b.MaxRows, b.MaxBytes
+	reply, err := d.s.exec(ctx, d.header.Engine, op, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // this drive is over; the next one records the step indeterminate
+		}
+		var ee *executorError
+		if errors.As(err, &ee) {
+			// Nobody received the request: the statement certainly did not run.
+			if err := d.refuse(ctx, tc, stepID, refuseExecutor,
+				"no executor serves "+string(d.header.Engine)+" connections right now", "try again later"); err != nil {
+				return err
+			}
+			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, contracts.ReasonExecutorUnavailable, failureDetail(contracts.ReasonExecutorUnavailable), true)
+		}
+		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
+			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent,
+		})
+	}
+	switch reply.Status {
+	case contracts.ExecOK:
+		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
+			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeOK, Artifact: reply.Artifact,
+			DurationMs: reply.DurationMs, Content: okContent(reply),
+		})
+	case contracts.ExecRefused:
+		r := reply.Refusal
+		if r == nil {
+			r = &contracts.Refusal{Code: "refused", Reason: "the executor refused the statement"}
+		}
+		return d.refuse(ctx, tc, stepID, r.Code, r.Reason, r.Fix)
+	default:
+		dbErr := reply.Error
+		if dbErr == nil {
+			dbErr = &contracts.DBError{Class: contracts.DBOther}
+		}
+		left := b.MaxRepairs - (rec.Spent.Repairs + 1)
+		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
+			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
+			DurationMs: reply.DurationMs, Content: errorContent(dbErr, reply.Text, left),
+		})
+	}
+}
+
+// replay answers a repeated call of a settled step from the ledger.
+func (d *drive) replay(tc contracts.ToolCall, stepID string) contracts.ToolCompleted {
+	for i := len(d.entries) - 1; i >= 0; i-- {
+		e := d.entries[i]
+		if e.Kind != contracts.KindToolCompleted {
+			continue
+		}
+		var p contracts.ToolCompleted
+		if json.Unmarshal(e.Data, &p) != nil || p.StepID != stepID {
+			continue
+		}
+		p.ToolCall, p.DurationMs = tc, 0
+		p.Content = "(Replayed from this run's ledger: the same call settled earlier and is never run twice.)\n" + p.Content
+		return p
+	}
+	return contracts.ToolCompleted{ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent}
+}
+
+func okContent(r contracts.ExecReply) string {
+	var b strings.Builder
+	if a := r.Artifact; a != nil {
+		ref, _ := json.Marshal(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: a.CorrelationID})
+		fmt.Fprintf(&b, "Result stored as %s — %d rows, %d columns. Cite it exactly in that shape.\n", ref, a.Rows, len(a.Columns))
+	}
+	b.WriteString(r.Text)
+	return b.String()
+}
+
+func errorContent(e *contracts.DBError, text string, repairsLeft int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The database failed the statement (%s).\n", e.Class)
+	if text != "" {
+		b.WriteString(text)
+	} else if e.Message != "" {
+		b.WriteString(fence.Wrap("database error", e.Message))
+	}
+	fmt.Fprintf(&b, "\nRepairs left: %d. Fix the statement and try again, or report what you have.", max(repairsLeft, 0))
+	return b.String()
+}
+
+// composeReport verifies every citation against this run's own ledger and
+// ends the run with the report, or refuses the claims it cannot resolve.
+func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a reportArgs) (bool, error) {
+	artifacts := map[string]bool{}
+	fingerprint := ""
+	for _, e := range d.entries {
+		p, err := e.Decode()
+		if err != nil {
+			continue
+		}
+		switch p := p.(type) {
+		case *contracts.ToolCompleted:
+			if p.Outcome == contracts.OutcomeOK && p.Artifact != nil {
+				artifacts[p.Artifact.CorrelationID] = true
+			}
+		case *contracts.ContextCaptured:
+			fingerprint = p.Fingerprint
+		}
+	}
+	var problems []string
+	if len(a.Claims) == 0 {
+		problems = append(problems, "the report has no claims")
+	}
+	for i, c := range a.Claims {
+		if strings.TrimSpace(c.Text) == "" {
+			problems = append(problems, fmt.Sprintf("claim %d has no text", i+1))
+		}
+		if len(c.Evidence) == 0 {
+			problems = append(problems, fmt.Sprintf("claim %d cites no evidence", i+1))
+		}
+		for _, ref := range c.Evidence {
+			switch {
+			case ref.Source == contracts.EvidenceArtifact && artifacts[ref.CorrelationID]:
+			case ref.Source == contracts.EvidenceContextSnapshot && fingerprint != "" && ref.Fingerprint == fingerprint:
+			default:
+				b, _ := json.Marshal(ref)
+				problems = append(problems, fmt.Sprintf("claim %d cites %s, which this run did not produce", i+1, b))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return false, d.refuse(ctx, tc, "", refuseUnresolved, strings.Join(problems, "; "), citationRule)
+	}
+	if err := d.append(ctx, contracts.KindReportComposed, contracts.ReportComposed{ToolCall: tc, Claims: a.Claims}); err != nil {
+		return false, err
+	}
+	return true, d.finish(ctx, contracts.StatusSucceeded, contracts.StopReportComposed, "", "", true)
+}

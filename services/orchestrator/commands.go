@@ -1,0 +1,179 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/policy"
+	"github.com/sondehq/sonde/pkg/verdict"
+)
+
+// StartRun starts a new run or resumes an existing one. For a new run it
+// writes the run-started header with the budget row of the run's workflow;
+// either way it then drives the run in the background and answers at once
+// with the persisted mode and workflow.
+func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contracts.StartRunReply {
+	if !contracts.ValidRunID(cmd.RunID) {
+		return contracts.StartRunReply{Error: runError(contracts.CodeBadRequest,
+			"run id must be 1-64 letters, digits, '-' or '_'", "let the gateway choose the run id")}
+	}
+	entries, err := s.ledger.Read(ctx, cmd.RunID)
+	switch {
+	case err == nil:
+		return s.resume(ctx, cmd, entries)
+	case !errIsNotFound(err):
+		s.log.Error("read ledger", "run", cmd.RunID, "err", err)
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the ledger cannot be read", "check the NATS server")}
+	}
+
+	if cmd.Mode == "" {
+		cmd.Mode = contracts.ModeAgent
+	}
+	if cmd.WorkflowType == "" {
+		cmd.WorkflowType = contracts.WorkflowInvestigation
+	}
+	switch {
+	case !cmd.Mode.Valid():
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownMode, "unknown mode "+quote(string(cmd.Mode)), `use "agent" or "planning"`)}
+	case !cmd.WorkflowType.Valid():
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownWorkflow, "unknown workflow "+quote(string(cmd.WorkflowType)), "use one of: investigation, query-optimization, database-assessment, operations, data-analysis")}
+	case !policy.Supported(cmd.Mode, cmd.WorkflowType):
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnsupportedFeature,
+			string(cmd.Mode)+" runs of the "+string(cmd.WorkflowType)+" workflow are not available in this release",
+			`start an agent run of the "investigation" workflow`)}
+	case strings.TrimSpace(cmd.Objective) == "":
+		return contracts.StartRunReply{Error: runError(contracts.CodeMissingObjective, "the objective is empty", "say what the run should find out")}
+	case cmd.Actor.ID == "":
+		return contracts.StartRunReply{Error: runError(contracts.CodeBadRequest, "the start command names no actor", "")}
+	}
+	desc, err := s.connection(ctx, cmd.ConnectionID)
+	if err != nil {
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownConnection, "no connection "+quote(cmd.ConnectionID)+" is registered", "list connections with GET /api/connections")}
+	}
+	budget, _ := policy.Budget(cmd.WorkflowType)
+	header := contracts.RunStarted{
+		Mode: cmd.Mode, WorkflowType: cmd.WorkflowType, Objective: cmd.Objective,
+		ConnectionID: cmd.ConnectionID, Engine: desc.Engine, Actor: cmd.Actor,
+		PreviousRunID: cmd.PreviousRunID, AutoExecute: cmd.AutoExecute,
+		Budget: budget, Tools: policy.Tools(cmd.Mode, cmd.WorkflowType),
+	}
+	w := s.ledger.Writer(cmd.RunID, 0, s.cfg.Now)
+	if _, err := w.Append(ctx, contracts.KindRunStarted, header); err != nil {
+		if ledger.IsConflict(err) {
+			// Another start of the same id won; answer as a resume of it.
+			if entries, rerr := s.ledger.Read(ctx, cmd.RunID); rerr == nil {
+				return s.resume(ctx, cmd, entries)
+			}
+		}
+		s.log.Error("append run-started", "run", cmd.RunID, "err", err)
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the run could not be recorded", "check the NATS server")}
+	}
+	s.launch(cmd.RunID)
+	return contracts.StartRunReply{RunID: cmd.RunID, Mode: header.Mode, WorkflowType: header.WorkflowType}
+}
+
+func (s *Service) resume(_ context.Context, cmd contracts.StartRun, entries []contracts.Entry) contracts.StartRunReply {
+	rec := ledger.Fold(cmd.RunID, entries)
+	if rec.Actor.ID != cmd.Actor.ID {
+		// Another actor's run does not exist for this caller.
+		return contracts.StartRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}
+	}
+	if !rec.Status.Terminal() {
+		s.launch(cmd.RunID)
+	}
+	return contracts.StartRunReply{RunID: cmd.RunID, Mode: rec.Mode, WorkflowType: rec.WorkflowType, Resumed: true}
+}
+
+// CancelRun records the run's end as cancelled. A drive of it anywhere sees
+// the entry at its next append (a compare-and-append conflict) and stops; a
+// local drive is also told at once.
+func (s *Service) CancelRun(ctx context.Context, cmd contracts.CancelRun) contracts.CancelRunReply {
+	for attempt := 0; attempt < 5; attempt++ {
+		entries, err := s.ledger.Read(ctx, cmd.RunID)
+		if errIsNotFound(err) {
+			return contracts.CancelRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}
+		}
+		if err != nil {
+			return contracts.CancelRunReply{Error: runError(contracts.CodeUnavailable, "the ledger cannot be read", "check the NATS server")}
+		}
+		rec := ledger.Fold(cmd.RunID, entries)
+		if rec.Actor.ID != cmd.Actor.ID {
+			return contracts.CancelRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}
+		}
+		if rec.Status.Terminal() {
+			return contracts.CancelRunReply{Status: rec.Status, Error: runError(contracts.CodeRunFinished, "the run already ended "+string(rec.Status), "")}
+		}
+		v := verdict.Verify(entries, true)
+		w := s.ledger.Writer(cmd.RunID, rec.LastSeq, s.cfg.Now)
+		_, err = w.Append(ctx, contracts.KindRunFinished, contracts.RunFinished{
+			Status: contracts.StatusCancelled, StopReason: contracts.StopCancelled, GoalVerdict: &v,
+			Detail: "Stopped at the user's request.",
+		})
+		if ledger.IsConflict(err) {
+			continue // the drive appended meanwhile: read again
+		}
+		if err != nil {
+			return contracts.CancelRunReply{Error: runError(contracts.CodeUnavailable, "the cancellation could not be recorded", "try again")}
+		}
+		s.stopLocal(cmd.RunID)
+		s.recordHistory(ctx, rec.Actor, cmd.RunID, contracts.StatusCancelled)
+		return contracts.CancelRunReply{Status: contracts.StatusCancelled}
+	}
+	return contracts.CancelRunReply{Error: runError(contracts.CodeUnavailable, "the run kept moving; cancellation not recorded", "try again")}
+}
+
+func (s *Service) stopLocal(runID string) {
+	s.mu.Lock()
+	cancel := s.drives[runID]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func (s *Service) connection(ctx context.Context, id string) (contracts.ConnectionDescriptor, error) {
+	var d contracts.ConnectionDescriptor
+	if id == "" {
+		return d, jetstream.ErrKeyNotFound
+	}
+	e, err := s.conns.Get(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	if err := json.Unmarshal(e.Value(), &d); err != nil {
+		return d, err
+	}
+	if d.ID == "" {
+		return d, errors.New("orchestrator: descriptor without id")
+	}
+	return d, nil
+}
+
+// historyPointer is one entry of an actor's run history.
+type historyPointer struct {
+	RunID  string              `json:"runId"`
+	Status contracts.RunStatus `json:"status"`
+}
+
+func (s *Service) recordHistory(ctx context.Context, actor contracts.Actor, runID string, status contracts.RunStatus) {
+	if !contracts.ValidRunID(actor.ID) {
+		return // an actor id that is no subject token keeps no history
+	}
+	b, _ := json.Marshal(historyPointer{RunID: runID, Status: status})
+	if err := s.nc.Publish(contracts.HistorySubject(actor.ID), b); err != nil {
+		s.log.Warn("record history", "run", runID, "err", err)
+	}
+}
+
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}

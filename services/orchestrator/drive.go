@@ -1,0 +1,423 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/verdict"
+)
+
+// launch drives runID in the background unless this process already does.
+func (s *Service) launch(runID string) {
+	s.mu.Lock()
+	if _, busy := s.drives[runID]; busy {
+		s.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.drives[runID] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.drives, runID)
+			s.mu.Unlock()
+			cancel()
+		}()
+		if err := s.drive(ctx, runID); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Warn("drive ended", "run", runID, "err", err)
+		}
+	}()
+}
+
+// sweepLoop resumes runs whose drive died: their lease lapsed.
+func (s *Service) sweepLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.SweepInterval)
+	defer t.Stop()
+	for {
+		s.sweep()
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Service) sweep() {
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	ids, err := s.leases.expired(ctx)
+	if err != nil {
+		if s.ctx.Err() == nil {
+			s.log.Warn("lease sweep", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		s.log.Info("resuming run whose drive lapsed", "run", id)
+		s.launch(id)
+	}
+}
+
+// drive is the run loop. It is both start and resume: it reads and folds the
+// ledger first and continues from there.
+func (s *Service) drive(ctx context.Context, runID string) error {
+	rev, err := s.leases.claim(ctx, runID)
+	if errors.Is(err, errLeaseHeld) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("claim lease: %w", err)
+	}
+	leaseCtx, loseLease := context.WithCancel(ctx)
+	defer loseLease()
+	go s.keepLease(leaseCtx, loseLease, runID, rev)
+
+	entries, err := s.ledger.Read(leaseCtx, runID)
+	if err != nil {
+		return err
+	}
+	d := &drive{s: s, runID: runID, entries: entries}
+	rec := ledger.Fold(runID, entries)
+	if rec.Status.Terminal() {
+		s.leases.release(context.WithoutCancel(ctx), runID, rev)
+		return nil
+	}
+	d.w = s.ledger.Writer(runID, rec.LastSeq, s.cfg.Now)
+	err = d.run(leaseCtx)
+	if err == nil || ledger.IsConflict(err) {
+		// Finished, or another writer (a cancellation, another driver) moved
+		// the ledger on: either way this drive is over.
+		s.leases.release(context.WithoutCancel(ctx), runID, rev)
+		return nil
+	}
+	return err
+}
+
+func (s *Service) keepLease(ctx context.Context, lose context.CancelFunc, runID string, rev uint64) {
+	t := time.NewTicker(s.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			next, err := s.leases.renew(ctx, runID, rev)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("lease lost", "run", runID, "err", err)
+					lose()
+				}
+				return
+			}
+			rev = next
+		}
+	}
+}
+
+// drive holds one drive's state: the ledger as read so far and its writer.
+type drive struct {
+	s       *Service
+	runID   string
+	entries []contracts.Entry
+	w       *ledger.Writer
+	header  contracts.RunStarted
+}
+
+// append writes one entry and keeps the local copy of the ledger current.
+func (d *drive) append(ctx context.Context, kind contracts.EventKind, payload any) error {
+	e, err := d.w.Append(ctx, kind, payload)
+	if err != nil {
+		return err
+	}
+	e.Seq = uint64(len(d.entries) + 1)
+	d.entries = append(d.entries, e)
+	return nil
+}
+
+func (d *drive) record() contracts.Record { return ledger.Fold(d.runID, d.entries) }
+
+// finish appends run-finished with the verdict folded from the ledger.
+func (d *drive) finish(ctx context.Context, status contracts.RunStatus, stop contracts.StopReason, reason contracts.FailureReason, detail string, judged bool) error {
+	fin := contracts.RunFinished{Status: status, StopReason: stop, Reason: reason, Detail: detail}
+	if judged {
+		v := verdict.Verify(d.entries, status == contracts.StatusCancelled)
+		fin.GoalVerdict = &v
+	}
+	// The ending is recorded even when the drive's own context is done.
+	ctx = context.WithoutCancel(ctx)
+	if err := d.append(ctx, contracts.KindRunFinished, fin); err != nil {
+		return err
+	}
+	d.s.recordHistory(ctx, d.header.Actor, d.runID, status)
+	d.s.log.Info("run finished", "run", d.runID, "status", status, "stop", stop, "reason", reason)
+	return nil
+}
+
+func (d *drive) run(ctx context.Context) error {
+	if len(d.entries) == 0 || d.entries[0].Kind != contracts.KindRunStarted {
+		return errors.New("orchestrator: ledger has no run-started header")
+	}
+	if err := json.Unmarshal(d.entries[0].Data, &d.header); err != nil {
+		return fmt.Errorf("orchestrator: decode header: %w", err)
+	}
+	rec := d.record()
+
+	// Which model drives this drive.
+	probe, err := d.s.probeModel(ctx)
+	if err != nil {
+		return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), "No usable model: check the LLM_* settings.", rec.Status == contracts.StatusRunning)
+	}
+	if err := d.append(ctx, contracts.KindDriverResolved, contracts.DriverResolved{
+		Provider: probe.Provider, Model: probe.Model, Demo: probe.Demo, SettingsSource: "bundled",
+		Drive: rec.Drives + 1, Orchestrator: d.s.cfg.Name,
+	}); err != nil {
+		return err
+	}
+
+	// Steps the previous drive invoked and never settled: indeterminate, never re-run.
+	for _, inv := range ledger.OpenSteps(d.entries) {
+		if err := d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
+			ToolCall: inv.ToolCall, StepID: inv.StepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent,
+		}); err != nil {
+			return err
+		}
+	}
+
+	if err := d.captureContext(ctx); err != nil {
+		return err
+	}
+	return d.loop(ctx)
+}
+
+// captureContext reads the schema inventory once per run, before the first turn.
+func (d *drive) captureContext(ctx context.Context) error {
+	for _, e := range d.entries {
+		if e.Kind == contracts.KindContextCaptured || e.Kind == contracts.KindContextUnavailable {
+			return nil
+		}
+	}
+	rec := d.record()
+	reply, err := d.s.exec(ctx, d.header.Engine, contracts.OpSchema, contracts.ExecRequest{
+		RunID: d.runID, StepID: "context", ConnectionID: d.header.ConnectionID,
+		Profile: contracts.ProfileAgentReadOnly, CorrelationID: "ctx_" + d.runID[max(0, len(d.runID)-12):],
+		TimeoutMs: d.statementTimeout(rec),
+	})
+	if err != nil || reply.Status != contracts.ExecOK {
+		code := "schema-read-failed"
+		if err != nil {
+			code = "executor-unavailable"
+		}
+		return d.append(ctx, contracts.KindContextUnavailable, contracts.ContextUnavailable{Code: code})
+	}
+	sum := sha256.Sum256([]byte(reply.Text))
+	cc := contracts.ContextCaptured{
+		Fingerprint: "ctx-" + hex.EncodeToString(sum[:8]),
+		Statements:  max(1, reply.Statements),
+		Text:        reply.Text,
+	}
+	if reply.Artifact != nil {
+		cc.CorrelationID = reply.Artifact.CorrelationID
+		cc.Tables = reply.Artifact.Rows
+	}
+	return d.append(ctx, contracts.KindContextCaptured, cc)
+}
+
+// deadline is the run's wall-clock end, fixed by its header's time so a
+// resumed run keeps the deadline it started with.
+func (d *drive) deadline() time.Time {
+	return d.entries[0].At.Add(time.Duration(d.header.Budget.DeadlineMs) * time.Millisecond)
+}
+
+func (d *drive) remaining() time.Duration { return d.deadline().Sub(d.s.cfg.Now()) }
+
+// statementTimeout is the per-statement timeout clamped to what is left of
+// the run's deadline and database time.
+func (d *drive) statementTimeout(rec contracts.Record) int64 {
+	t := d.header.Budget.StatementTimeoutMs
+	t = min(t, d.remaining().Milliseconds())
+	t = min(t, d.header.Budget.DBTimeMs-rec.Spent.DBTimeMs)
+	return max(t, 1)
+}
+
+func (d *drive) loop(ctx context.Context) error {
+	textOnly := 0
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err() // stopped: the lease lapses and another drive resumes
+		}
+		rec := d.record()
+		b := d.header.Budget
+		if d.remaining() <= 0 {
+			return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
+		}
+		if rec.Spent.Turns >= b.MaxTurns {
+			return d.finish(ctx, contracts.StatusFailed, contracts.StopTurnLimit, "", "The run used its model turns.", true)
+		}
+		turn := rec.Spent.Turns + 1
+		reserve := b.MaxTurns-rec.Spent.Turns <= b.ReportReserveTurns ||
+			d.remaining() <= time.Duration(b.ReportReserveMs)*time.Millisecond
+		reply, err := d.s.modelTurn(ctx, contracts.ModelTurnRequest{
+			RunID: d.runID, Turn: turn,
+			Messages:  transcript(d.entries, reserve),
+			Tools:     specsFor(d.header.Tools),
+			TimeoutMs: min(b.ModelTurnTimeoutMs, d.remaining().Milliseconds()),
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if d.remaining() <= 0 {
+				return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
+			}
+			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), failureDetail(reasonOf(err)), true)
+		}
+		if len(reply.ToolCalls) == 0 {
+			if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text}); err != nil {
+				return err
+			}
+			textOnly++
+			if textOnly >= 2 {
+				return d.finish(ctx, contracts.StatusFailed, contracts.StopModelStopped, "", "The model stopped without composing a report.", true)
+			}
+			continue
+		}
+		textOnly = 0
+		for _, tc := range reply.ToolCalls {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			done, err := d.call(ctx, turn, tc)
+			if err != nil || done {
+				return err
+			}
+		}
+	}
+}
+
+func specsFor(names []string) []contracts.ToolSpec {
+	out := make([]contracts.ToolSpec, 0, len(names))
+	for _, n := range names {
+		if sp, ok := toolSpecs[n]; ok {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// modelError carries a classified model failure.
+type modelError struct{ reason contracts.FailureReason }
+
+func (e *modelError) Error() string { return "model call failed: " + string(e.reason) }
+
+func reasonOf(err error) contracts.FailureReason {
+	var me *modelError
+	if errors.As(err, &me) {
+		return me.reason
+	}
+	var ee *executorError
+	if errors.As(err, &ee) {
+		return contracts.ReasonExecutorUnavailable
+	}
+	return contracts.ReasonInternal
+}
+
+func failureDetail(r contracts.FailureReason) string {
+	switch r {
+	case contracts.ReasonModelUnavailable:
+		return "No usable model: check the LLM_* settings."
+	case contracts.ReasonModelRateLimited:
+		return "The model provider refused on volume; this clears itself."
+	case contracts.ReasonModelUnauthorized:
+		return "The model provider rejected the credentials; fix the key."
+	case contracts.ReasonModelTimeout:
+		return "One model call did not return in time."
+	case contracts.ReasonExecutorUnavailable:
+		return "No executor serves this connection's engine."
+	default:
+		return "The run failed; the server log has the details."
+	}
+}
+
+// probeModel asks modelturn which model is configured.
+func (s *Service) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
+	var reply contracts.ModelProbeReply
+	if err := s.request(ctx, contracts.SubjectModelProbe, contracts.ModelProbeRequest{}, &reply, 5*time.Second); err != nil {
+		return reply, &modelError{reason: contracts.ReasonModelUnavailable}
+	}
+	if reply.Failure != nil {
+		return reply, &modelError{reason: reply.Failure.Reason}
+	}
+	return reply, nil
+}
+
+func (s *Service) modelTurn(ctx context.Context, req contracts.ModelTurnRequest) (contracts.ModelTurnReply, error) {
+	var reply contracts.ModelTurnReply
+	// The service bounds the call itself; wait a little longer for its answer.
+	wait := time.Duration(req.TimeoutMs)*time.Millisecond + 5*time.Second
+	if err := s.request(ctx, contracts.SubjectModelTurn, req, &reply, wait); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+			return reply, &modelError{reason: contracts.ReasonModelTimeout}
+		}
+		return reply, &modelError{reason: contracts.ReasonModelUnavailable}
+	}
+	if reply.Failure != nil {
+		s.log.Warn("model turn failed", "run", req.RunID, "reason", reply.Failure.Reason)
+		return reply, &modelError{reason: reply.Failure.Reason}
+	}
+	return reply, nil
+}
+
+// executorError is an executor that could not be reached at all.
+type executorError struct{ err error }
+
+func (e *executorError) Error() string { return "executor: " + e.err.Error() }
+func (e *executorError) Unwrap() error { return e.err }
+
+// errNoReply is an executor request that was delivered and never answered:
+// the statement may or may not have run.
+var errNoReply = errors.New("orchestrator: executor did not answer")
+
+func (s *Service) exec(ctx context.Context, engine contracts.Engine, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
+	var reply contracts.ExecReply
+	wait := time.Duration(req.TimeoutMs)*time.Millisecond + 5*time.Second
+	err := s.request(ctx, contracts.ExecSubject(engine, op), req, &reply, wait)
+	switch {
+	case err == nil:
+		return reply, nil
+	case errors.Is(err, nats.ErrNoResponders):
+		return reply, &executorError{err: err}
+	default:
+		return reply, fmt.Errorf("%w: %w", errNoReply, err)
+	}
+}
+
+// request is one core NATS request/reply with JSON bodies.
+func (s *Service) request(ctx context.Context, subject string, req, reply any, wait time.Duration) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	msg, err := s.nc.RequestWithContext(ctx, subject, b)
+	if err != nil {
+		return err
+	}
+	if code := msg.Header.Get("Nats-Service-Error-Code"); code != "" {
+		return fmt.Errorf("%s answered error %s", subject, code)
+	}
+	return json.Unmarshal(msg.Data, reply)
+}

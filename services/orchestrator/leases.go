@@ -1,0 +1,93 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// leases are drive claims in the sonde_leases bucket: key = run id, value =
+// owner and expiry. A claim is taken and renewed with the bucket's own
+// compare-and-set, so two orchestrators never both believe they drive a run;
+// the ledger's compare-and-append is the second line behind it.
+type leases struct {
+	kv    jetstream.KeyValue
+	owner string
+	ttl   time.Duration
+	now   func() time.Time
+}
+
+type leaseValue struct {
+	Owner   string    `json:"owner"`
+	Expires time.Time `json:"expires"`
+}
+
+var errLeaseHeld = errors.New("orchestrator: run is driven elsewhere")
+
+func (l *leases) value() []byte {
+	b, _ := json.Marshal(leaseValue{Owner: l.owner, Expires: l.now().Add(l.ttl)})
+	return b
+}
+
+// claim takes the run's lease if it is free, expired or already ours.
+func (l *leases) claim(ctx context.Context, runID string) (uint64, error) {
+	rev, err := l.kv.Create(ctx, runID, l.value())
+	if err == nil {
+		return rev, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, err
+	}
+	cur, err := l.kv.Get(ctx, runID)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return l.kv.Create(ctx, runID, l.value())
+		}
+		return 0, err
+	}
+	var v leaseValue
+	if json.Unmarshal(cur.Value(), &v) == nil && v.Owner != l.owner && l.now().Before(v.Expires) {
+		return 0, errLeaseHeld
+	}
+	rev, err = l.kv.Update(ctx, runID, l.value(), cur.Revision())
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, errLeaseHeld
+	}
+	return rev, err
+}
+
+// renew extends a held lease; an error means it was lost.
+func (l *leases) renew(ctx context.Context, runID string, rev uint64) (uint64, error) {
+	return l.kv.Update(ctx, runID, l.value(), rev)
+}
+
+// release drops a held lease.
+func (l *leases) release(ctx context.Context, runID string, rev uint64) {
+	_ = l.kv.Delete(ctx, runID, jetstream.LastRevision(rev))
+}
+
+// expired lists runs whose lease lapsed: their drive died.
+func (l *leases) expired(ctx context.Context) ([]string, error) {
+	lister, err := l.kv.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for key := range lister.Keys() {
+		e, err := l.kv.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		var v leaseValue
+		if json.Unmarshal(e.Value(), &v) != nil || l.now().After(v.Expires) {
+			out = append(out, key)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,102 @@
+package orchestrator
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/policy"
+)
+
+// toolSpecs declares the tools to the model. Argument schemas are strict:
+// unknown properties are refused.
+var toolSpecs = map[string]contracts.ToolSpec{
+	policy.ToolInspectSchema: {
+		Name: policy.ToolInspectSchema,
+		Description: "Read the connected database's schema. The server writes the catalog query; " +
+			"optionally narrow it to one table. The result names an artifact you can cite as " +
+			`{"source":"artifact","correlationId":"…"}.`,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"schema":{"type":"string"},"table":{"type":"string"}},"additionalProperties":false}`),
+	},
+	policy.ToolRunReadQuery: {
+		Name: policy.ToolRunReadQuery,
+		Description: "Run one read-only SELECT (or WITH … SELECT) statement. At most 200 rows and 256 KiB: " +
+			"aggregate or add LIMIT. The result names an artifact you can cite as " +
+			`{"source":"artifact","correlationId":"…"}.`,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string"},"reason":{"type":"string"}},"required":["sql"],"additionalProperties":false}`),
+	},
+	policy.ToolComposeReport: {
+		Name: policy.ToolComposeReport,
+		Description: "Finish the run with a report. Every claim cites the evidence it rests on: " +
+			`{"source":"artifact","correlationId":"…"} for a result this run read, or ` +
+			`{"source":"context-snapshot","fingerprint":"…"} for the schema inventory.`,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"claims":{"type":"array","minItems":1,"items":{"type":"object","properties":{"text":{"type":"string"},"evidence":{"type":"array","minItems":1,"items":{"type":"object","properties":{"source":{"type":"string","enum":["artifact","context-snapshot"]},"correlationId":{"type":"string"},"fingerprint":{"type":"string"}},"required":["source"],"additionalProperties":false}}},"required":["text","evidence"],"additionalProperties":false}}},"required":["claims"],"additionalProperties":false}`),
+	},
+}
+
+type schemaArgs struct {
+	Schema string `json:"schema,omitempty"`
+	Table  string `json:"table,omitempty"`
+}
+
+type readArgs struct {
+	SQL    string `json:"sql"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type reportArgs struct {
+	Claims []contracts.Claim `json:"claims"`
+}
+
+// argError is a tool call whose arguments do not fit the declared schema.
+type argError struct{ msg string }
+
+func (e *argError) Error() string { return e.msg }
+
+// decodeStrict decodes a tool's JSON arguments, refusing unknown fields and
+// trailing data.
+func decodeStrict(raw string, v any) error {
+	if strings.TrimSpace(raw) == "" {
+		raw = "{}"
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &argError{msg: "arguments are not valid for this tool: " + err.Error()}
+	}
+	if dec.More() {
+		return &argError{msg: "arguments hold more than one JSON value"}
+	}
+	return nil
+}
+
+// stepKey is what reaches the database for a call: the step's identity.
+// The model's prose reason and its call id are not part of it, so the same
+// statement asked twice is the same step.
+func stepKey(tool string, args any) string {
+	var b bytes.Buffer
+	b.WriteString(tool)
+	b.WriteByte(0)
+	switch a := args.(type) {
+	case readArgs:
+		b.WriteString(canonicalSQL(a.SQL))
+	case schemaArgs:
+		b.WriteString(a.Schema)
+		b.WriteByte(0)
+		b.WriteString(a.Table)
+	default:
+		fmt.Fprint(&b, a)
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return hex.EncodeToString(sum[:10])
+}
+
+// canonicalSQL trims what cannot change a statement's effect: surrounding
+// whitespace and trailing terminators. Literals are kept exactly.
+func canonicalSQL(sql string) string {
+	return strings.TrimRight(strings.TrimSpace(sql), "; \t\r\n")
+}

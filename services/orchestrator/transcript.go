@@ -1,0 +1,151 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
+)
+
+// citationRule is said once in the rules and repeated, word for word, in the
+// report-reserve notice and in every citation refusal.
+const citationRule = `Every claim must cite evidence this run produced, as {"source":"artifact","correlationId":"<id from a tool result>"} ` +
+	`or {"source":"context-snapshot","fingerprint":"<the snapshot fingerprint>"}.`
+
+func systemPrompt(h *contracts.RunStarted) string {
+	var b strings.Builder
+	b.WriteString("You are Sonde, investigating a production database strictly read-only.\n")
+	fmt.Fprintf(&b, "Workflow: %s. Answer the user's objective with evidence read from the database.\n", h.WorkflowType)
+	b.WriteString("Tools: inspect_schema reads the schema (the server writes that query); run_read_query runs one SELECT; ")
+	b.WriteString("compose_report ends the run with your findings.\n")
+	fmt.Fprintf(&b, "Limits: %d model turns, %d statements, %d rows and %d KiB per result (oversized results are refused: aggregate or add LIMIT), %d s per statement.\n",
+		h.Budget.MaxTurns, h.Budget.MaxStatements, h.Budget.MaxRows, h.Budget.MaxBytes>>10, h.Budget.StatementTimeoutMs/1000)
+	b.WriteString("Never try to change the database: writes, DDL and settings are refused.\n")
+	b.WriteString(citationRule + "\n")
+	b.WriteString(fence.Instructions + "\n")
+	return b.String()
+}
+
+func objectiveMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCaptured, ctxMissing *contracts.ContextUnavailable) string {
+	var b strings.Builder
+	b.WriteString("Objective: ")
+	b.WriteString(fence.Neutralise(h.Objective))
+	b.WriteString("\n\n")
+	switch {
+	case ctxCaptured != nil:
+		fmt.Fprintf(&b, "Schema snapshot, citable as {\"source\":\"context-snapshot\",\"fingerprint\":%q}:\n", ctxCaptured.Fingerprint)
+		b.WriteString(ctxCaptured.Text)
+	case ctxMissing != nil:
+		fmt.Fprintf(&b, "No schema snapshot could be captured (%s). Use inspect_schema.\n", ctxMissing.Code)
+	}
+	return b.String()
+}
+
+const nudgeNoTool = "You wrote prose without calling a tool. Continue the investigation with a tool, " +
+	"or call compose_report now. " + citationRule
+
+const reserveNotice = "This is your last turn: call compose_report now with what you have established. " + citationRule
+
+// call is one tool call of a turn as the ledger recorded it.
+type call struct {
+	contracts.ToolCall
+	content string
+	settled bool
+}
+
+// transcript rebuilds the messages a model turn is sent, purely from the
+// ledger. The live loop and a resumed drive use this one function, so a
+// resumed run is shown exactly what it would have been shown.
+func transcript(entries []contracts.Entry, reserve bool) []contracts.Message {
+	var (
+		header   *contracts.RunStarted
+		captured *contracts.ContextCaptured
+		missing  *contracts.ContextUnavailable
+		turns    = map[int][]*call{}
+		byID     = map[string]*call{}
+		order    []int
+		closing  = map[int]string{}
+	)
+	addCall := func(tc contracts.ToolCall) *call {
+		key := fmt.Sprintf("%d/%s", tc.Turn, tc.CallID)
+		if c, ok := byID[key]; ok {
+			return c
+		}
+		if _, seen := turns[tc.Turn]; !seen {
+			if _, seenText := closing[tc.Turn]; !seenText {
+				order = append(order, tc.Turn)
+			}
+		}
+		c := &call{ToolCall: tc}
+		byID[key] = c
+		turns[tc.Turn] = append(turns[tc.Turn], c)
+		return c
+	}
+	settle := func(tc contracts.ToolCall, content string) {
+		c := addCall(tc)
+		c.content, c.settled = content, true
+	}
+	for _, e := range entries {
+		p, err := e.Decode()
+		if err != nil {
+			continue
+		}
+		switch p := p.(type) {
+		case *contracts.RunStarted:
+			header = p
+		case *contracts.ContextCaptured:
+			captured = p
+		case *contracts.ContextUnavailable:
+			missing = p
+		case *contracts.ToolInvoked:
+			addCall(p.ToolCall)
+		case *contracts.ToolCompleted:
+			settle(p.ToolCall, p.Content)
+		case *contracts.ToolRefused:
+			settle(p.ToolCall, p.Content)
+		case *contracts.ReportComposed:
+			settle(p.ToolCall, "Report recorded.")
+		case *contracts.ClosingStatement:
+			if _, seen := turns[p.Turn]; !seen {
+				order = append(order, p.Turn)
+			}
+			closing[p.Turn] = p.Text
+		}
+	}
+	if header == nil {
+		return nil
+	}
+	msgs := []contracts.Message{
+		{Role: contracts.RoleSystem, Content: systemPrompt(header)},
+		{Role: contracts.RoleUser, Content: objectiveMessage(header, captured, missing)},
+	}
+	for _, t := range order {
+		calls := turns[t]
+		if len(calls) == 0 {
+			msgs = append(msgs,
+				contracts.Message{Role: contracts.RoleAssistant, Content: closing[t]},
+				contracts.Message{Role: contracts.RoleUser, Content: nudgeNoTool})
+			continue
+		}
+		am := contracts.Message{Role: contracts.RoleAssistant, Content: closing[t]}
+		for _, c := range calls {
+			am.ToolCalls = append(am.ToolCalls, contracts.ModelToolCall{ID: c.CallID, Name: c.Tool, Arguments: string(c.Arguments)})
+		}
+		msgs = append(msgs, am)
+		for _, c := range calls {
+			content := c.content
+			if !c.settled {
+				content = indeterminateContent
+			}
+			msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: c.CallID, Content: content})
+		}
+	}
+	if reserve {
+		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: reserveNotice})
+	}
+	return msgs
+}
+
+const indeterminateContent = "This step's outcome was lost when the process driving the run stopped. " +
+	"It may or may not have run and it will not be run again. If you still need this reading, draft a different statement."
