@@ -50,3 +50,9 @@ func FuzzWrap(f *testing.F) {
 		}
 	})
 }
+
+func TestInstructionsForgeNoMarker(t *testing.T) {
+	if CountClosers(Instructions) != 0 || strings.Contains(Instructions, Open) {
+		t.Fatal("the instructions spell a marker")
+	}
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/services/gateway/api"
+	"github.com/sondehq/sonde/services/gateway/client"
+)
+
+type askOptions struct {
+	server     string
+	token      string
+	connection string
+	workflow   string
+	jsonOut    bool
+}
+
+func newAskCmd() *cobra.Command {
+	var o askOptions
+	cmd := &cobra.Command{
+		Use:   `ask --connection ID "objective"`,
+		Short: "Start an investigation, show it live, and print its report",
+		Long: `ask starts a run over the gateway's HTTP API, shows each step as it happens
+with the budget spent, and prints the report with its citations.
+
+Exit status: 0 when the run answered, 2 when it ended without answering,
+1 when the run could not be started or followed.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return ask(cmd.Context(), cmd.OutOrStdout(), o, strings.Join(args, " "))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.server, "server", "http://127.0.0.1:8080", "gateway base URL")
+	f.StringVar(&o.token, "token", "", "bearer token (needed when the gateway has SONDE_API_TOKENS)")
+	f.StringVar(&o.connection, "connection", "demo", "connection id to investigate")
+	f.StringVar(&o.workflow, "workflow", string(contracts.WorkflowInvestigation), "workflow type")
+	f.BoolVar(&o.jsonOut, "json", false, "print the final run record as JSON instead of the report")
+	bindEnv(cmd)
+	return cmd
+}
+
+func ask(ctx context.Context, out io.Writer, o askOptions, objective string) error {
+	c := client.New(o.server, o.token)
+	cfg, err := c.Config(ctx)
+	if err != nil {
+		return &exitError{code: ExitError, err: fmt.Errorf("gateway at %s: %w", o.server, err)}
+	}
+	if !cfg.Enabled {
+		return &exitError{code: ExitError, err: fmt.Errorf("agent runs are not available on this server (%s)", cfg.Reason)}
+	}
+	started, err := c.StartRun(ctx, api.StartRunRequest{
+		Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowType(o.workflow),
+		Objective: objective, ConnectionID: o.connection,
+	})
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	p := &progress{out: out, quiet: o.jsonOut}
+	p.printf("Run %s · %s %s on connection %q\n", started.RunID, started.Mode, started.WorkflowType, o.connection)
+	if cfg.Demo {
+		p.printf("DEMONSTRATION: the model is a recorded replay (LLM_PROVIDER=demo); the database, guard and ledger are real.\n")
+	}
+	err = c.Stream(ctx, started.RunID, 0, func(e contracts.Entry) error {
+		p.entry(e)
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "interrupted; the run goes on. Stop it with: curl -X DELETE %s/api/agent/runs/%s\n", o.server, started.RunID)
+		}
+		return &exitError{code: ExitError, err: fmt.Errorf("following run %s: %w", started.RunID, err)}
+	}
+	rec, err := c.Run(ctx, started.RunID)
+	if err != nil {
+		return &exitError{code: ExitError, err: err}
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rec); err != nil {
+			return err
+		}
+	} else {
+		printReport(out, rec)
+	}
+	if rec.GoalVerdict == nil || rec.GoalVerdict.Outcome != contracts.VerdictAnswered {
+		return &exitError{code: ExitUnanswered}
+	}
+	return nil
+}
+
+// progress renders ledger entries as they arrive.
+type progress struct {
+	out     io.Writer
+	quiet   bool
+	entries []contracts.Entry
+}
+
+func (p *progress) printf(format string, args ...any) {
+	if !p.quiet {
+		fmt.Fprintf(p.out, format, args...)
+	}
+}
+
+func (p *progress) entry(e contracts.Entry) {
+	p.entries = append(p.entries, e)
+	v, err := e.Decode()
+	if err != nil {
+		return
+	}
+	switch v := v.(type) {
+	case *contracts.DriverResolved:
+		demo := ""
+		if v.Demo {
+			demo = " [demonstration replay]"
+		}
+		p.printf("  drive %d · model %s/%s%s\n", v.Drive, v.Provider, v.Model, demo)
+	case *contracts.ContextCaptured:
+		p.printf("  · schema snapshot captured (%s)\n", v.Fingerprint)
+	case *contracts.ContextUnavailable:
+		p.printf("  · no schema snapshot (%s)\n", v.Code)
+	case *contracts.ToolInvoked:
+		p.printf("  → turn %d %s %s\n", v.Turn, v.Tool, oneLine(string(v.Arguments), 100))
+	case *contracts.ToolCompleted:
+		switch {
+		case v.Outcome == contracts.OutcomeOK && v.Artifact != nil:
+			p.printf("    ✓ %s: %d rows, %d columns, %d ms\n", v.Artifact.CorrelationID, v.Artifact.Rows, len(v.Artifact.Columns), v.DurationMs)
+		case v.Outcome == contracts.OutcomeError && v.DBError != nil:
+			p.printf("    ✗ database error (%s)\n", v.DBError.Class)
+		default:
+			p.printf("    ? %s\n", v.Outcome)
+		}
+		p.budget()
+	case *contracts.ToolRefused:
+		p.printf("  ✗ turn %d %s refused (%s): %s\n", v.Turn, v.Tool, v.Code, oneLine(v.Reason, 120))
+	case *contracts.ClosingStatement:
+		p.printf("  … turn %d: %s\n", v.Turn, oneLine(v.Text, 120))
+	case *contracts.ReportComposed:
+		p.printf("  ✓ report composed: %d claims\n", len(v.Claims))
+	case *contracts.RunFinished:
+		p.budget()
+		p.printf("  ■ %s (%s)\n", v.Status, v.StopReason)
+	}
+}
+
+func (p *progress) budget() {
+	r := ledger.Fold("", p.entries)
+	b := r.Budget
+	p.printf("    budget: turns %d/%d · statements %d/%d · db time %s/%s\n",
+		r.Spent.Turns, b.MaxTurns, r.Spent.Statements, b.MaxStatements,
+		time.Duration(r.Spent.DBTimeMs)*time.Millisecond, time.Duration(b.DBTimeMs)*time.Millisecond)
+}
+
+func printReport(out io.Writer, r contracts.Record) {
+	fmt.Fprintln(out)
+	if len(r.Report) == 0 {
+		fmt.Fprintln(out, "No report was composed.")
+	} else {
+		fmt.Fprintln(out, "Report")
+		arts := map[string]*contracts.ArtifactSummary{}
+		for _, s := range r.Steps {
+			if s.Artifact != nil {
+				arts[s.Artifact.CorrelationID] = s.Artifact
+			}
+		}
+		for i, c := range r.Report {
+			fmt.Fprintf(out, "%2d. %s\n", i+1, c.Text)
+			for _, ref := range c.Evidence {
+				switch ref.Source {
+				case contracts.EvidenceArtifact:
+					detail := ""
+					if a := arts[ref.CorrelationID]; a != nil {
+						detail = fmt.Sprintf(" (%d rows)", a.Rows)
+					}
+					fmt.Fprintf(out, "    cites artifact %s%s\n", ref.CorrelationID, detail)
+				case contracts.EvidenceContextSnapshot:
+					fmt.Fprintf(out, "    cites schema snapshot %s\n", ref.Fingerprint)
+				}
+			}
+		}
+	}
+	fmt.Fprintln(out)
+	status := fmt.Sprintf("Status: %s (%s)", r.Status, r.StopReason)
+	if r.Reason != "" {
+		status += ", reason " + string(r.Reason)
+	}
+	fmt.Fprintln(out, status)
+	if v := r.GoalVerdict; v != nil {
+		line := fmt.Sprintf("Verdict: %s (%s)", v.Outcome, v.Rule)
+		if len(v.Unmet) > 0 {
+			line += ", unmet: " + strings.Join(v.Unmet, ", ")
+		}
+		fmt.Fprintln(out, line)
+	}
+	if r.Detail != "" {
+		fmt.Fprintln(out, r.Detail)
+	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
