@@ -28,3 +28,10 @@ func TestStartDeclaresResources(t *testing.T) {
 		t.Error("server does not listen on loopback")
 	}
 }
+
+func TestTwoServersAtOnce(t *testing.T) {
+	a, b := Start(t), Start(t)
+	if a.ClientURL() == b.ClientURL() {
+		t.Fatalf("both servers listen on %s", a.ClientURL())
+	}
+}

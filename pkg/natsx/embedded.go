@@ -59,6 +59,9 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		if err != nil {
 			return nil, err
 		}
+		if port == 0 {
+			port = server.RANDOM_PORT // nats-server reads 0 as its default port, 4222
+		}
 		opts.Host, opts.Port = host, port
 	}
 	srv, err := server.NewServer(opts)

@@ -1,0 +1,115 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/gateway/api"
+)
+
+// agentMemoTTL is how long one availability answer is reused. The config
+// probe answers every page load and the model probe is a request to
+// modelturn, so a burst of callers shares one probe (in-flight included).
+const agentMemoTTL = 5 * time.Second
+
+// availability is the composed answer to "does this server run agents",
+// before it is tailored to a caller.
+type availability struct {
+	enabled  bool
+	provider string
+	model    string
+	demo     bool
+	reason   string
+	detail   string
+}
+
+// agentMemo holds the last availability answer.
+type agentMemo struct {
+	mu  sync.Mutex
+	at  time.Time
+	ok  bool
+	val availability
+}
+
+// agentConfig answers GET /api/agent/config. It never fails: an unavailable
+// agent is its answer, not an error. Detail goes to admin actors only.
+func (g *Gateway) agentConfig(c echo.Context) error {
+	a, err := actor(c)
+	if err != nil {
+		return err
+	}
+	av := g.agentAvailability(c.Request().Context())
+	out := api.AgentConfig{Enabled: av.enabled, Provider: av.provider, Model: av.model, Demo: av.demo, Reason: av.reason}
+	if !av.enabled && a.Role == contracts.RoleAdmin {
+		out.Detail = av.detail
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// agentAvailability composes the answer: the operator's switch, then whether the
+// ledger stream can be reached, then whether a model answers the probe.
+func (g *Gateway) agentAvailability(ctx context.Context) availability {
+	if g.cfg.Disabled {
+		return availability{reason: contracts.CodeOperatorDisabled,
+			detail: "the operator switched agents off for this server"}
+	}
+	m := &g.agent
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ok && time.Since(m.at) < agentMemoTTL {
+		return m.val
+	}
+	// The answer is shared: one caller going away must not spoil it for the rest.
+	m.val, m.at, m.ok = g.probe(context.WithoutCancel(ctx)), time.Now(), true
+	return m.val
+}
+
+func (g *Gateway) probe(ctx context.Context) availability {
+	lctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if _, err := g.js.Stream(lctx, contracts.LedgerStream); err != nil {
+		return availability{reason: contracts.CodeLedgerUnavailable,
+			detail: fmt.Sprintf("the ledger stream %s cannot be reached: %v", contracts.LedgerStream, err)}
+	}
+	reply, err := g.probeModel(ctx)
+	if err != nil {
+		return availability{reason: contracts.CodeNoModelConfigured, detail: err.Error()}
+	}
+	return availability{enabled: true, provider: reply.Provider, model: reply.Model, demo: reply.Demo}
+}
+
+// probeModel asks modelturn's capability probe. No responder, no answer in
+// time, or an answer carrying a failure all mean no usable model.
+func (g *Gateway) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
+	var reply contracts.ModelProbeReply
+	body, err := json.Marshal(contracts.ModelProbeRequest{})
+	if err != nil {
+		return reply, fmt.Errorf("encode model probe: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	msg, err := g.nc.RequestWithContext(ctx, contracts.SubjectModelProbe, body)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return reply, errors.New("no model service is running (nothing answers " + contracts.SubjectModelProbe + ")")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return reply, fmt.Errorf("the model service did not answer its probe within %s", probeTimeout)
+	case err != nil:
+		return reply, fmt.Errorf("model probe: %w", err)
+	}
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return reply, fmt.Errorf("model probe: undecodable reply: %w", err)
+	}
+	if f := reply.Failure; f != nil {
+		return reply, fmt.Errorf("the configured model is not usable (%s): %s", f.Reason, f.Message)
+	}
+	return reply, nil
+}

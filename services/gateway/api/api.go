@@ -1,0 +1,113 @@
+// Package api holds the bodies, paths and codes of Sonde's HTTP API. The
+// gateway's handlers and the Go client both use these types, so the two
+// cannot drift apart.
+package api
+
+import (
+	"net/url"
+
+	"github.com/sondehq/sonde/contracts"
+)
+
+// Paths of the HTTP API. Paths that take a run or correlation id are built by
+// the functions below.
+const (
+	PathHealth      = "/healthz"
+	PathReady       = "/readyz"
+	PathConfig      = "/api/agent/config"
+	PathRuns        = "/api/agent/runs"
+	PathConnections = "/api/connections"
+)
+
+// RunPath is the path of one run.
+func RunPath(runID string) string { return PathRuns + "/" + url.PathEscape(runID) }
+
+// StreamPath is the path of one run's live ledger.
+func StreamPath(runID string) string { return RunPath(runID) + "/stream" }
+
+// ArtifactPath is the path of one stored result of a run.
+func ArtifactPath(runID, correlationID string) string {
+	return RunPath(runID) + "/artifacts/" + url.PathEscape(correlationID)
+}
+
+// Content types of the run stream.
+const (
+	// ContentTypeNDJSON is one contracts.Entry JSON object per line.
+	ContentTypeNDJSON = "application/x-ndjson"
+	// ContentTypeSSE is server-sent events: id is the entry's position, event
+	// its kind, data the entry JSON.
+	ContentTypeSSE = "text/event-stream"
+)
+
+// Error codes the HTTP layer adds to those in contracts.
+const (
+	// CodeNotFound: no route matches the request's path.
+	CodeNotFound = "NOT_FOUND"
+	// CodeMethodNotAllowed: the path exists, the method does not.
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+)
+
+// ErrorBody is every non-2xx answer: {"error":{"code":…,"message":…,"fix":…}}.
+type ErrorBody struct {
+	Error contracts.Error `json:"error"`
+}
+
+// Health answers GET /healthz and, when ready, GET /readyz.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// AgentConfig answers GET /api/agent/config: whether this server runs agents
+// and, if not, which condition failed.
+type AgentConfig struct {
+	// Enabled is a literal boolean: a console compares it with true.
+	Enabled bool `json:"enabled"`
+	// Provider and Model name the configured model when Enabled.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Demo marks a replayed demonstration model.
+	Demo bool `json:"demo,omitempty"`
+	// Reason is the code of the failed condition when not Enabled:
+	// contracts.CodeOperatorDisabled, CodeLedgerUnavailable or
+	// CodeNoModelConfigured. It names an operator action, never a secret.
+	Reason string `json:"reason,omitempty"`
+	// Detail explains Reason; it is sent to admin actors only.
+	Detail string `json:"detail,omitempty"`
+}
+
+// StartRunRequest is the body of POST /api/agent/runs. Unknown fields are
+// refused.
+type StartRunRequest struct {
+	// Mode defaults to agent.
+	Mode contracts.Mode `json:"mode,omitempty"`
+	// WorkflowType defaults to investigation; an unknown one is refused, never
+	// defaulted.
+	WorkflowType contracts.WorkflowType `json:"workflowType,omitempty"`
+	// Objective is what the user wants to know. Required.
+	Objective string `json:"objective"`
+	// ConnectionID names a connection of GET /api/connections. Required.
+	ConnectionID string `json:"connectionId"`
+	// PreviousRunID continues the conversation of an earlier run of the caller.
+	PreviousRunID string `json:"previousRunId,omitempty"`
+	// AutoExecute hands the answer to the editor (data-analysis, agent mode only).
+	AutoExecute bool `json:"autoExecute,omitempty"`
+}
+
+// StartRunResponse answers POST /api/agent/runs with 202: the run id and the
+// mode and workflow type the run's ledger persisted.
+type StartRunResponse struct {
+	RunID        string                 `json:"runId"`
+	Mode         contracts.Mode         `json:"mode"`
+	WorkflowType contracts.WorkflowType `json:"workflowType"`
+}
+
+// CancelResponse answers DELETE /api/agent/runs/{id} with 202: the request to
+// stop was recorded; the run stops at its next checkpoint.
+type CancelResponse struct {
+	Status contracts.RunStatus `json:"status"`
+}
+
+// Connections answers GET /api/connections, sorted by id.
+type Connections struct {
+	Connections []contracts.ConnectionDescriptor `json:"connections"`
+}

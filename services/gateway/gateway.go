@@ -1,0 +1,230 @@
+// Package gateway is Sonde's HTTP API: it authenticates callers, turns their
+// requests into run commands on NATS, and reads run ledgers back to them. It
+// holds no database credential and no model key, and never writes a ledger.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/artifacts"
+	"github.com/sondehq/sonde/pkg/ledger"
+)
+
+// DefaultListen is the address Serve listens on when Config.Listen is empty.
+const DefaultListen = "127.0.0.1:8080"
+
+// Timeouts of the requests the gateway sends on NATS.
+const (
+	runCommandTimeout = 10 * time.Second
+	probeTimeout      = 3 * time.Second
+	shutdownGrace     = 10 * time.Second
+)
+
+// Config configures a Gateway.
+type Config struct {
+	// Listen is the TCP address Serve listens on (DefaultListen when empty).
+	// A non-loopback address requires Tokens.
+	Listen string
+	// Tokens maps a bearer token to its actor (see ParseTokens). With none,
+	// the gateway must listen on loopback and every caller is the local admin.
+	Tokens map[string]contracts.Actor
+	// Disabled means the operator switched agents off: the config probe says
+	// OPERATOR_DISABLED and no run starts.
+	Disabled bool
+	// Ready decides readiness for GET /readyz; nil means ready while the NATS
+	// connection is connected.
+	Ready func(ctx context.Context) error
+	// Logger receives request and error logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Gateway serves the HTTP API over one NATS connection.
+type Gateway struct {
+	cfg     Config
+	log     *slog.Logger
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	handler http.Handler
+	agent   agentMemo
+
+	// drain ends every live stream when Serve starts shutting down.
+	drain     context.Context
+	stopDrain context.CancelFunc
+
+	// res guards the lazily bound JetStream resources.
+	res   sync.Mutex
+	led   *ledger.Ledger
+	conns jetstream.KeyValue
+	arts  *artifacts.Store
+
+	// mu guards the listener state.
+	mu        sync.Mutex
+	addr      net.Addr
+	listening chan struct{}
+	listened  bool
+}
+
+// New validates cfg and builds a gateway on nc. It refuses, with an
+// *InsecureListenError, a non-loopback Listen address when no tokens are
+// configured. It sends nothing on nc until a request arrives.
+func New(cfg Config, nc *nats.Conn) (*Gateway, error) {
+	if nc == nil {
+		return nil, ErrNoConn
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if len(cfg.Tokens) == 0 && !isLoopback(cfg.Listen) {
+		return nil, &InsecureListenError{Listen: cfg.Listen}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: jetstream: %w", err)
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Logger, nc: nc, js: js, listening: make(chan struct{})}
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	g.drain, g.stopDrain = context.WithCancel(context.Background())
+	g.handler = g.routes()
+	return g, nil
+}
+
+// isLoopback reports whether addr (host:port) names only this machine. An
+// empty host listens on every interface and is not loopback.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Handler is the gateway's HTTP handler, for tests and for mounting it in
+// another server.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// Serve listens on Config.Listen and serves until ctx ends, then shuts down
+// gracefully: live streams end and in-flight requests get a few seconds to
+// finish. It returns nil after a shutdown caused by ctx.
+func (g *Gateway) Serve(ctx context.Context) error {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", g.cfg.Listen)
+	if err != nil {
+		g.markListening(nil)
+		return fmt.Errorf("gateway: listen %s: %w", g.cfg.Listen, err)
+	}
+	g.markListening(ln.Addr())
+	srv := &http.Server{
+		Handler:           g.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(g.stopDrain)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	g.log.Info("gateway listening", "addr", ln.Addr().String(), "auth", g.authMode())
+	select {
+	case err := <-done:
+		return fmt.Errorf("gateway: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if err2 := <-done; !errors.Is(err2, http.ErrServerClosed) && err == nil {
+		err = err2
+	}
+	if err != nil {
+		return fmt.Errorf("gateway: shutdown: %w", err)
+	}
+	return nil
+}
+
+func (g *Gateway) markListening(addr net.Addr) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.listened {
+		return
+	}
+	g.addr, g.listened = addr, true
+	close(g.listening)
+}
+
+// Addr is the address Serve listens on, or nil before it listens (or when it
+// failed to). With port 0 in Config.Listen it holds the chosen port.
+func (g *Gateway) Addr() net.Addr {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.addr
+}
+
+// Listening is closed once Serve has bound its listener, or failed to; then
+// Addr answers.
+func (g *Gateway) Listening() <-chan struct{} { return g.listening }
+
+func (g *Gateway) authMode() string {
+	if len(g.cfg.Tokens) == 0 {
+		return "local (loopback, no tokens)"
+	}
+	return fmt.Sprintf("bearer (%d tokens)", len(g.cfg.Tokens))
+}
+
+// openLedger opens the ledger once; a failure is retried on the next request.
+func (g *Gateway) openLedger(ctx context.Context) (*ledger.Ledger, error) {
+	g.res.Lock()
+	defer g.res.Unlock()
+	if g.led != nil {
+		return g.led, nil
+	}
+	l, err := ledger.Open(ctx, g.js)
+	if err != nil {
+		return nil, err
+	}
+	g.led = l
+	return l, nil
+}
+
+// connectionsKV binds the connections bucket once.
+func (g *Gateway) connectionsKV(ctx context.Context) (jetstream.KeyValue, error) {
+	g.res.Lock()
+	defer g.res.Unlock()
+	if g.conns != nil {
+		return g.conns, nil
+	}
+	kv, err := g.js.KeyValue(ctx, contracts.ConnectionsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: bucket %s: %w", contracts.ConnectionsBucket, err)
+	}
+	g.conns = kv
+	return kv, nil
+}
+
+// artifactStore opens the artifacts object store once.
+func (g *Gateway) artifactStore(ctx context.Context) (*artifacts.Store, error) {
+	g.res.Lock()
+	defer g.res.Unlock()
+	if g.arts != nil {
+		return g.arts, nil
+	}
+	st, err := artifacts.New(ctx, g.js)
+	if err != nil {
+		return nil, err
+	}
+	g.arts = st
+	return st, nil
+}
