@@ -2,7 +2,6 @@
 SHELL := /bin/bash
 GO ?= go
 PKGS := ./contracts/... ./pkg/... ./services/...
-export GOFLAGS ?= -mod=mod
 
 .PHONY: all build demo test vet fmt-check bench schemas clean
 

@@ -109,8 +109,6 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-// stopper is a started service.
-type stopper interface{ Stop() }
 
 func serve(ctx context.Context, o serveOptions) error {
 	log, err := newLogger(o.logLevel)
@@ -159,10 +157,11 @@ func serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 
-	var started []stopper
+	// Services stop in the reverse order they started.
+	var started []func()
 	defer func() {
 		for i := len(started) - 1; i >= 0; i-- {
-			started[i].Stop()
+			started[i]()
 		}
 	}()
 	if runs(svcExecSQLite) {
@@ -182,7 +181,11 @@ func serve(ctx context.Context, o serveOptions) error {
 		if err := ex.Start(startCtx, nc); err != nil {
 			return err
 		}
-		started = append(started, ex)
+		started = append(started, func() {
+			if err := ex.Stop(); err != nil {
+				log.Warn("stop executor", "err", err)
+			}
+		})
 	}
 	if runs(svcModelTurn) {
 		mt, err := modelturn.New(mtCfg)
@@ -192,7 +195,7 @@ func serve(ctx context.Context, o serveOptions) error {
 		if err := mt.Start(startCtx, nc); err != nil {
 			return err
 		}
-		started = append(started, mt)
+		started = append(started, mt.Stop)
 	}
 	if runs(svcOrchestrator) {
 		orc, err := orchestrator.New(orchestrator.Config{Logger: log})
@@ -202,7 +205,7 @@ func serve(ctx context.Context, o serveOptions) error {
 		if err := orc.Start(startCtx, nc); err != nil {
 			return err
 		}
-		started = append(started, orc)
+		started = append(started, orc.Stop)
 	}
 	if !runs(svcGateway) {
 		log.Info("sonde serving", "services", services)
