@@ -215,4 +215,3 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
-

@@ -109,7 +109,6 @@ func newLogger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-
 func serve(ctx context.Context, o serveOptions) error {
 	log, err := newLogger(o.logLevel)
 	if err != nil {

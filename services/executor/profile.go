@@ -1,0 +1,73 @@
+package executor
+
+import (
+	"time"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
+)
+
+// profile is how a read runs under one contracts.Profile.
+type profile struct {
+	// rows and bytes are the bounds used when the request asks for none, and
+	// the most it may ask for.
+	rows, maxRows   int
+	bytes, maxBytes int
+	// truncate keeps what fits; otherwise passing a bound refuses the result.
+	truncate bool
+	// timeout is used when the request grants none; maxTimeout caps a grant.
+	timeout, maxTimeout time.Duration
+}
+
+// The profiles a statement may run under. agent-operations runs curated
+// readings, never a statement, so it has none.
+var profiles = map[contracts.Profile]profile{
+	// A run's reads: bounded results, refused rather than truncated so the
+	// model never reasons over a silently partial result.
+	contracts.ProfileAgentReadOnly: {
+		rows: 200, maxRows: 200, bytes: 256 << 10, maxBytes: 256 << 10,
+		timeout: 10 * time.Second, maxTimeout: 10 * time.Second,
+	},
+	// A person replaying a run's statement in an editor: more rows, truncated,
+	// and a long backstop instead of the run's statement timeout.
+	contracts.ProfileAgentHandover: {
+		rows: 500, maxRows: 500, bytes: 1 << 20, maxBytes: 1 << 20, truncate: true,
+		timeout: 5 * time.Minute, maxTimeout: 5 * time.Minute,
+	},
+	// Direct reads from the CLI, MCP and HTTP: truncated with truncatedBy.
+	contracts.ProfileInspect: {
+		rows: 1000, maxRows: 10000, bytes: 1 << 20, maxBytes: 16 << 20, truncate: true,
+		timeout: 10 * time.Second, maxTimeout: 5 * time.Minute,
+	},
+}
+
+// limits resolves the request's bounds against the profile: zero means the
+// profile's default, more than the profile allows is lowered to it.
+func (p profile) limits(req contracts.ExecRequest) rowset.Limits {
+	pick := func(asked, def, most int) int {
+		switch {
+		case asked <= 0:
+			return def
+		case asked > most:
+			return most
+		}
+		return asked
+	}
+	return rowset.Limits{
+		MaxRows:  pick(req.MaxRows, p.rows, p.maxRows),
+		MaxBytes: pick(req.MaxBytes, p.bytes, p.maxBytes),
+		Truncate: p.truncate,
+	}
+}
+
+// deadline resolves the statement timeout the request was granted.
+func (p profile) deadline(req contracts.ExecRequest) time.Duration {
+	t := time.Duration(req.TimeoutMs) * time.Millisecond
+	switch {
+	case t <= 0:
+		return p.timeout
+	case t > p.maxTimeout:
+		return p.maxTimeout
+	}
+	return t
+}

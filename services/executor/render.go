@@ -1,0 +1,110 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
+)
+
+// evidence is how the model cites an artifact, verbatim.
+func evidence(cid string) string {
+	b, _ := json.Marshal(struct {
+		Source        string `json:"source"`
+		CorrelationID string `json:"correlationId"`
+	}{"artifact", cid})
+	return string(b)
+}
+
+// renderRows renders a read's result for the model: a line the server
+// writes (size, truncation, how to cite it), then the rows fenced, a header
+// of column names and one line per row, values joined by " | ".
+func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Result of the read on connection %s: %s, %s", connID, plural(sum.Rows, "row"), plural(len(sum.Columns), "column"))
+	if sum.Truncated {
+		fmt.Fprintf(&b, " (truncated by %s: the statement returned more)", strings.Join(sum.TruncatedBy, ", "))
+	}
+	fmt.Fprintf(&b, ". Cite it as %s.\n", evidence(sum.CorrelationID))
+
+	var body strings.Builder
+	for i, c := range set.Columns {
+		if i > 0 {
+			body.WriteString(" | ")
+		}
+		body.WriteString(rowset.Text(c.Name))
+	}
+	body.WriteByte('\n')
+	for _, row := range set.Rows {
+		for i, v := range row {
+			if i > 0 {
+				body.WriteString(" | ")
+			}
+			body.WriteString(rowset.Text(v))
+		}
+		body.WriteByte('\n')
+	}
+	b.WriteString(fence.Wrap("rows read from connection "+connID, body.String()))
+	return b.String()
+}
+
+// renderSchema renders a schema read: each object's DDL as SQLite stores it,
+// introduced by a comment naming it.
+func renderSchema(connID string, sum contracts.ArtifactSummary, set *rowset.Set) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Schema of connection %s: %s", connID, plural(sum.Rows, "object"))
+	if sum.Truncated {
+		fmt.Fprintf(&b, " (truncated by %s)", strings.Join(sum.TruncatedBy, ", "))
+	}
+	fmt.Fprintf(&b, ". Cite it as %s.\n", evidence(sum.CorrelationID))
+
+	var body strings.Builder
+	for i, row := range set.Rows {
+		if i > 0 {
+			body.WriteByte('\n')
+		}
+		typ, name, table, ddl := str(row, 0), str(row, 1), str(row, 2), str(row, 3)
+		fmt.Fprintf(&body, "-- %s %s", typ, rowset.Text(name))
+		if table != name {
+			fmt.Fprintf(&body, " on %s", rowset.Text(table))
+		}
+		body.WriteByte('\n')
+		body.WriteString(strings.TrimRight(ddl, "; \n\t"))
+		body.WriteString(";\n")
+	}
+	if len(set.Rows) == 0 {
+		body.WriteString("-- no objects\n")
+	}
+	b.WriteString(fence.Wrap("schema read from connection "+connID, body.String()))
+	return b.String()
+}
+
+func str(row []any, i int) string {
+	if i < len(row) {
+		if s, ok := row[i].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// renderError renders a classified database error, the engine's text fenced.
+func renderError(connID string, e *contracts.DBError) string {
+	return fmt.Sprintf("The database failed the statement (%s):\n%s", e.Class,
+		fence.Wrap("error from connection "+connID, e.Message))
+}
+
+// renderRefusal renders a refusal; its text is the executor's own.
+func renderRefusal(r *contracts.Refusal) string {
+	return fmt.Sprintf("Refused (%s): %s.\nFix: %s.", r.Code, r.Reason, r.Fix)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

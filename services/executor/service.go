@@ -1,0 +1,160 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/artifacts"
+	"github.com/sondehq/sonde/services/executor/internal/refuse"
+)
+
+// QueueGroup is the queue group every replica of this executor serves in.
+const QueueGroup = contracts.QueueExecutorPrefix + string(contracts.EngineSQLite)
+
+// Start publishes the descriptor of every connection served to the KV
+// bucket contracts.ConnectionsBucket (key: the connection id), opens the
+// artifact store unless Config gave one, and serves Ops on
+// contracts.ExecSubject(contracts.EngineSQLite, op) in QueueGroup, registered
+// with the NATS micro framework as Name. Requests are handled concurrently;
+// a malformed one is answered with a refusal.
+func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return errors.New("executor: start after stop")
+	}
+	if s.svc != nil {
+		return errors.New("executor: already started")
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("executor: jetstream: %w", err)
+	}
+	if s.resources != nil {
+		if err := s.resources.Ensure(ctx, js); err != nil {
+			return fmt.Errorf("executor: %w", err)
+		}
+	}
+	if s.artifacts == nil {
+		store, err := artifacts.New(ctx, js)
+		if err != nil {
+			return fmt.Errorf("executor: %w", err)
+		}
+		s.artifacts = store
+	}
+	kv, err := js.KeyValue(ctx, contracts.ConnectionsBucket)
+	if err != nil {
+		return fmt.Errorf("executor: open bucket %s: %w", contracts.ConnectionsBucket, err)
+	}
+	for _, d := range s.Descriptors() {
+		data, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("executor: encode descriptor %s: %w", d.ID, err)
+		}
+		if _, err := kv.Put(ctx, d.ID, data); err != nil {
+			return fmt.Errorf("executor: publish descriptor %s: %w", d.ID, err)
+		}
+	}
+
+	svc, err := micro.AddService(nc, micro.Config{
+		Name:        Name,
+		Version:     Version,
+		Description: "Sonde SQLite executor: guarded read-only reads and schema reads",
+		QueueGroup:  QueueGroup,
+		Metadata:    map[string]string{"engine": string(contracts.EngineSQLite)},
+	})
+	if err != nil {
+		return fmt.Errorf("executor: register %s: %w", Name, err)
+	}
+	// The group is the subject prefix every op shares: sonde.exec.sqlite.
+	group := svc.AddGroup(strings.TrimSuffix(contracts.ExecSubjects(contracts.EngineSQLite), ".*"),
+		micro.WithGroupQueueGroup(QueueGroup))
+	for _, op := range Ops {
+		if err := group.AddEndpoint(string(op), s.handler(op)); err != nil {
+			_ = svc.Stop()
+			return fmt.Errorf("executor: serve %s: %w", contracts.ExecSubject(contracts.EngineSQLite, op), err)
+		}
+	}
+	s.svc, s.nc = svc, nc
+	s.log.Info("serving", "connections", len(s.order), "queue", QueueGroup)
+	return nil
+}
+
+// handler answers one op's requests, each on its own goroutine so that
+// reads run concurrently (the semaphore in Exec bounds them).
+func (s *Service) handler(op contracts.ExecOp) micro.HandlerFunc {
+	return func(r micro.Request) {
+		s.mu.Lock()
+		if s.stopped {
+			// Delivered before the endpoint's interest ended: say that it
+			// did not run rather than leave the caller waiting.
+			s.mu.Unlock()
+			s.respond(r, op, failed(&contracts.DBError{Class: contracts.DBUnavailable, Message: "the executor is stopping"}))
+			return
+		}
+		s.inflight.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.inflight.Done()
+			var reply contracts.ExecReply
+			var req contracts.ExecRequest
+			if err := json.Unmarshal(r.Data(), &req); err != nil {
+				reply = refused(refuse.New(refuse.BadRequest, "the request is not a valid ExecRequest: "+err.Error(),
+					"send an ExecRequest as JSON"))
+			} else {
+				reply = s.Exec(s.base, op, req)
+			}
+			s.respond(r, op, reply)
+		}()
+	}
+}
+
+func (s *Service) respond(r micro.Request, op contracts.ExecOp, reply contracts.ExecReply) {
+	data, err := json.Marshal(reply)
+	if err != nil {
+		s.log.Error("encode reply", "op", op, "err", err)
+		return
+	}
+	if err := r.Respond(data); err != nil {
+		s.log.Warn("respond", "op", op, "err", err)
+	}
+}
+
+// Stop stops serving (draining the endpoints), cancels the operations still
+// running, waits for their replies and closes the database connections. It
+// is safe to call more than once; the service cannot be started again.
+func (s *Service) Stop() error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	svc, nc := s.svc, s.nc
+	s.mu.Unlock()
+
+	var err error
+	if svc != nil {
+		err = svc.Stop()
+		// The endpoints drain asynchronously; a round trip to the server
+		// makes sure it has dropped their interest before Stop returns.
+		if ferr := nc.FlushTimeout(5 * time.Second); ferr != nil && !errors.Is(ferr, nats.ErrConnectionClosed) {
+			s.log.Warn("flush on stop", "err", ferr)
+		}
+	}
+	s.cancel()
+	s.inflight.Wait()
+	s.closeEngines()
+	if err != nil {
+		return fmt.Errorf("executor: stop: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+// Package stacktest starts a whole Sonde stack in one test process: a real
+// embedded NATS server with JetStream, the SQLite executor on a real demo
+// database, modelturn (the demo replay, or the real openai-go SDK against a
+// scripted replay server), the orchestrator and the gateway over HTTP.
+package stacktest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/modeltest"
+	"github.com/sondehq/sonde/pkg/natstest"
+	"github.com/sondehq/sonde/services/executor"
+	"github.com/sondehq/sonde/services/executor/connections"
+	"github.com/sondehq/sonde/services/executor/demodb"
+	"github.com/sondehq/sonde/services/gateway"
+	"github.com/sondehq/sonde/services/gateway/client"
+	"github.com/sondehq/sonde/services/modelturn"
+	"github.com/sondehq/sonde/services/orchestrator"
+)
+
+// Options choose the parts of a stack.
+type Options struct {
+	// Script drives the model through the openai-go SDK and a replay server;
+	// nil uses the demo provider.
+	Script modeltest.Script
+	// Tokens configures gateway authentication; nil runs as the local admin.
+	Tokens map[string]contracts.Actor
+	// Orchestrator configures the orchestrator; Logger is filled in.
+	Orchestrator orchestrator.Config
+	// NoOrchestrator leaves it out, so a test can start its own.
+	NoOrchestrator bool
+}
+
+// Stack is a running Sonde.
+type Stack struct {
+	NATS   *natstest.Server
+	DBPath string
+	URL    string
+	Model  *modeltest.OpenAIServer
+	Orch   *orchestrator.Service
+	Logger *slog.Logger
+}
+
+// Logger discards logs unless -v is given.
+func Logger(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// Start starts a stack that stops when the test ends.
+func Start(t testing.TB, o Options) *Stack {
+	t.Helper()
+	ctx := context.Background()
+	s := &Stack{NATS: natstest.Start(t), Logger: Logger(t)}
+	s.DBPath = filepath.Join(t.TempDir(), "demo.sqlite")
+	if err := demodb.Ensure(s.DBPath); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := executor.New(executor.Config{
+		Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: s.DBPath, Demo: true}},
+		Logger:      s.Logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Start(ctx, s.NATS.Connect()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ex.Stop() })
+
+	mcfg := modelturn.Config{Provider: modelturn.ProviderDemo, Logger: s.Logger}
+	if o.Script != nil {
+		s.Model, err = modeltest.NewOpenAI(o.Script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Model.Close() })
+		mcfg = modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "scripted", APIKey: "test-key", APIURL: s.Model.URL(), Logger: s.Logger}
+	}
+	mt, err := modelturn.New(mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mt.Start(ctx, s.NATS.Connect()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mt.Stop)
+
+	if !o.NoOrchestrator {
+		s.Orch = s.StartOrchestrator(t, s.NATS.Connect(), o.Orchestrator)
+	}
+
+	gw, err := gateway.New(gateway.Config{Listen: "127.0.0.1:0", Tokens: o.Tokens, Logger: s.Logger}, s.NATS.Connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(gw.Handler())
+	t.Cleanup(hs.Close)
+	s.URL = hs.URL
+	return s
+}
+
+// StartOrchestrator starts an orchestrator on nc, stopped when the test ends.
+func (s *Stack) StartOrchestrator(t testing.TB, nc *nats.Conn, cfg orchestrator.Config) *orchestrator.Service {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = s.Logger
+	}
+	o, err := orchestrator.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(context.Background(), nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Stop)
+	return o
+}
+
+// Client is an HTTP client of the stack's gateway.
+func (s *Stack) Client(token string) *client.Client { return client.New(s.URL, token) }
+
+// Follow streams a run until run-finished and returns every entry.
+func Follow(t testing.TB, c *client.Client, runID string) []contracts.Entry {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var got []contracts.Entry
+	if err := c.Stream(ctx, runID, 0, func(e contracts.Entry) error {
+		got = append(got, e)
+		return nil
+	}); err != nil {
+		t.Fatalf("stream %s: %v (after %d entries)", runID, err, len(got))
+	}
+	return got
+}
