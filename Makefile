@@ -1,7 +1,8 @@
 # Sonde — see README.md. Every target works from a fresh clone with Go 1.26.
 SHELL := /bin/bash
 GO ?= go
-PKGS := ./contracts/... ./pkg/... ./services/...
+MODULES := contracts pkg services/executor services/gateway services/modelturn services/orchestrator services/sonde
+PKGS := $(MODULES:%=./%/...)
 
 .PHONY: all build demo test vet fmt-check bench schemas clean
 
@@ -27,7 +28,7 @@ fmt-check:
 
 ## bench: the benchmarks written up in docs/benchmarks.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./pkg/ledger/ ./services/orchestrator/ ./services/executor/
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./pkg/ledger/ ./services/sonde/e2e/ ./services/executor/
 
 ## schemas: regenerate contracts/schema/*.json from the Go types.
 schemas:
