@@ -9,10 +9,13 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -61,7 +64,11 @@ func (l *Ledger) Append(ctx context.Context, runID string, after uint64, e contr
 	if err != nil {
 		return 0, fmt.Errorf("ledger: encode entry: %w", err)
 	}
-	msgID := runID + "." + strconv.FormatUint(after, 10) + "." + l.writer
+	// The id names this exact entry at this position from this writer: a
+	// retried publish of it is deduplicated, while any other entry — even one
+	// from the same writer — races for the position and can lose.
+	sum := sha256.Sum256(body)
+	msgID := runID + "." + strconv.FormatUint(after, 10) + "." + l.writer + "." + hex.EncodeToString(sum[:8])
 	subject := contracts.LedgerSubject(runID)
 	ack, err := l.js.Publish(ctx, subject, body,
 		jetstream.WithExpectLastSequencePerSubject(after),
@@ -94,7 +101,8 @@ func (l *Ledger) LastSeq(ctx context.Context, runID string) (uint64, error) {
 	return m.Sequence, nil
 }
 
-// Read returns every entry of run's ledger in order, or ErrNotFound.
+// Read returns every entry of run's ledger in order, or ErrNotFound. It walks
+// the run's subject with direct gets, so a read leaves no consumer behind.
 func (l *Ledger) Read(ctx context.Context, runID string) ([]contracts.Entry, error) {
 	if !contracts.ValidRunID(runID) {
 		return nil, ErrNotFound
@@ -103,13 +111,19 @@ func (l *Ledger) Read(ctx context.Context, runID string) ([]contracts.Entry, err
 	if err != nil {
 		return nil, err
 	}
+	subject := contracts.LedgerSubject(runID)
 	var out []contracts.Entry
-	err = l.each(ctx, runID, 0, func(e contracts.Entry) (bool, error) {
+	for seq := uint64(1); seq <= last; {
+		m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if err != nil {
+			return nil, fmt.Errorf("ledger: read %s at %d: %w", runID, seq, err)
+		}
+		e, err := decodeData(m.Data, subject, uint64(len(out)+1), m.Sequence)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, e)
-		return e.StreamSeq < last, nil
-	})
-	if err != nil {
-		return nil, err
+		seq = m.Sequence + 1
 	}
 	return out, nil
 }
@@ -130,6 +144,8 @@ func (l *Ledger) each(ctx context.Context, runID string, from uint64, fn func(co
 	cons, err := l.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{contracts.LedgerSubject(runID)},
 		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		// A tail that ends without cleanup must not linger for the default 5 minutes.
+		InactiveThreshold: 10 * time.Second,
 	})
 	if err != nil {
 		return fmt.Errorf("ledger: read %s: %w", runID, err)
@@ -140,7 +156,15 @@ func (l *Ledger) each(ctx context.Context, runID string, from uint64, fn func(co
 	}
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
-	defer it.Stop()
+	defer func() {
+		it.Stop()
+		// Delete the server-side consumer now rather than at its inactivity threshold.
+		if info := cons.CachedInfo(); info != nil {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = l.stream.DeleteConsumer(dctx, info.Name)
+			cancel()
+		}
+	}()
 	var pos uint64
 	for {
 		msg, err := it.Next()
@@ -166,16 +190,22 @@ func (l *Ledger) each(ctx context.Context, runID string, from uint64, fn func(co
 }
 
 func decode(msg jetstream.Msg, pos uint64) (contracts.Entry, error) {
-	var e contracts.Entry
-	if err := json.Unmarshal(msg.Data(), &e); err != nil {
-		return e, fmt.Errorf("ledger: decode entry %d of %s: %w", pos, msg.Subject(), err)
-	}
 	meta, err := msg.Metadata()
 	if err != nil {
-		return e, fmt.Errorf("ledger: entry metadata: %w", err)
+		return contracts.Entry{}, fmt.Errorf("ledger: entry metadata: %w", err)
+	}
+	return decodeData(msg.Data(), msg.Subject(), pos, meta.Sequence.Stream)
+}
+
+// decodeData decodes a stored entry; position, stream sequence and run id
+// come from the stream, never from the payload.
+func decodeData(data []byte, subject string, pos, streamSeq uint64) (contracts.Entry, error) {
+	var e contracts.Entry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("ledger: decode entry %d of %s: %w", pos, subject, err)
 	}
 	e.Seq = pos
-	e.StreamSeq = meta.Sequence.Stream
-	e.RunID = contracts.RunIDFromLedgerSubject(msg.Subject())
+	e.StreamSeq = streamSeq
+	e.RunID = contracts.RunIDFromLedgerSubject(subject)
 	return e, nil
 }

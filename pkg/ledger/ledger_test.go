@@ -247,3 +247,49 @@ func TestFoldIsDeterministicAndComplete(t *testing.T) {
 		t.Fatalf("open steps %+v", open)
 	}
 }
+
+func TestReadsLeaveNoConsumerBehind(t *testing.T) {
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	js := srv.JetStream()
+	l := open(t, js)
+	w := l.Writer("quiet", 0, nil)
+	if _, err := w.Append(ctx, contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := l.Read(ctx, "quiet"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Tail(ctx, "quiet", 0, func(contracts.Entry) (bool, error) { return false, nil }); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, contracts.LedgerStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Consumers != 0 {
+		t.Fatalf("%d consumers left on the ledger stream", info.State.Consumers)
+	}
+}
+
+// TestSameWriterDifferentEntriesStillRace: two different entries from one
+// writer name at one position must not be mistaken for a retried publish.
+func TestSameWriterDifferentEntriesStillRace(t *testing.T) {
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	a := open(t, srv.JetStream(), ledger.WithWriter("same"))
+	b := open(t, srv.JetStream(), ledger.WithWriter("same"))
+	if _, err := a.Append(ctx, "r1", 0, entry(t, contracts.KindClosingStatement, contracts.ClosingStatement{Text: "drive"})); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Append(ctx, "r1", 0, entry(t, contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusCancelled}))
+	if !ledger.IsConflict(err) {
+		t.Fatalf("a different entry at a taken position: %v, want a conflict", err)
+	}
+}

@@ -93,7 +93,7 @@ func (s *Service) resume(_ context.Context, cmd contracts.StartRun, entries []co
 // the entry at its next append (a compare-and-append conflict) and stops; a
 // local drive is also told at once.
 func (s *Service) CancelRun(ctx context.Context, cmd contracts.CancelRun) contracts.CancelRunReply {
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < 10; attempt++ {
 		entries, err := s.ledger.Read(ctx, cmd.RunID)
 		if errIsNotFound(err) {
 			return contracts.CancelRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}
@@ -108,6 +108,9 @@ func (s *Service) CancelRun(ctx context.Context, cmd contracts.CancelRun) contra
 		if rec.Status.Terminal() {
 			return contracts.CancelRunReply{Status: rec.Status, Error: runError(contracts.CodeRunFinished, "the run already ended "+string(rec.Status), "")}
 		}
+		// A drive in this process stops at its next checkpoint, so it cannot
+		// keep winning the race for the next position.
+		s.stopLocal(cmd.RunID)
 		v := verdict.Verify(entries, true)
 		w := s.ledger.Writer(cmd.RunID, rec.LastSeq, s.cfg.Now)
 		_, err = w.Append(ctx, contracts.KindRunFinished, contracts.RunFinished{
@@ -120,7 +123,6 @@ func (s *Service) CancelRun(ctx context.Context, cmd contracts.CancelRun) contra
 		if err != nil {
 			return contracts.CancelRunReply{Error: runError(contracts.CodeUnavailable, "the cancellation could not be recorded", "try again")}
 		}
-		s.stopLocal(cmd.RunID)
 		s.recordHistory(ctx, rec.Actor, cmd.RunID, contracts.StatusCancelled)
 		return contracts.CancelRunReply{Status: contracts.StatusCancelled}
 	}
