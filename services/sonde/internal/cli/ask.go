@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,7 @@ type askOptions struct {
 	connection string
 	workflow   string
 	jsonOut    bool
+	wait       time.Duration
 }
 
 func newAskCmd() *cobra.Command {
@@ -46,13 +48,14 @@ Exit status: 0 when the run answered, 2 when it ended without answering,
 	f.StringVar(&o.connection, "connection", "demo", "connection id to investigate")
 	f.StringVar(&o.workflow, "workflow", string(contracts.WorkflowInvestigation), "workflow type")
 	f.BoolVar(&o.jsonOut, "json", false, "print the final run record as JSON instead of the report")
+	f.DurationVar(&o.wait, "wait", 0, "wait up to this long for the gateway to come up (e.g. 30s)")
 	bindEnv(cmd)
 	return cmd
 }
 
 func ask(ctx context.Context, out io.Writer, o askOptions, objective string) error {
 	c := client.New(o.server, o.token)
-	cfg, err := c.Config(ctx)
+	cfg, err := waitForGateway(ctx, c, o.wait)
 	if err != nil {
 		return &exitError{code: ExitError, err: fmt.Errorf("gateway at %s: %w", o.server, err)}
 	}
@@ -98,6 +101,24 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 		return &exitError{code: ExitUnanswered}
 	}
 	return nil
+}
+
+// waitForGateway asks the gateway for its agent configuration, retrying
+// until wait has passed while it cannot be reached.
+func waitForGateway(ctx context.Context, c *client.Client, wait time.Duration) (api.AgentConfig, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		cfg, err := c.Config(ctx)
+		var apiErr *client.APIError
+		if err == nil || errors.As(err, &apiErr) || time.Now().After(deadline) {
+			return cfg, err
+		}
+		select {
+		case <-ctx.Done():
+			return cfg, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // progress renders ledger entries as they arrive.
