@@ -23,6 +23,7 @@ const (
 	refuseRepairBudget      = "repair_budget_exhausted"
 	refuseIndeterminateStep = "step_indeterminate"
 	refuseExecutor          = "executor_unavailable"
+	refuseDeadline          = "run_deadline_exceeded"
 )
 
 // rawArgs keeps the model's arguments as JSON; text that is not JSON is kept
@@ -106,6 +107,8 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	}
 	b := d.header.Budget
 	switch {
+	case d.remaining() <= 0:
+		return d.refuse(ctx, tc, "", refuseDeadline, "the run has no time left for a statement", "")
 	case rec.Spent.Statements >= b.MaxStatements:
 		return d.refuse(ctx, tc, "", refuseStatementBudget,
 			fmt.Sprintf("the run has used its %d statements", b.MaxStatements), "call compose_report with what you have")
