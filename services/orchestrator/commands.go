@@ -62,8 +62,19 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 		PreviousRunID: cmd.PreviousRunID, AutoExecute: cmd.AutoExecute,
 		Budget: budget, Tools: policy.Tools(cmd.Mode, cmd.WorkflowType),
 	}
+	// Claim the run before it exists, so a process that dies between writing
+	// the header and driving leaves a lease the sweep will find.
+	rev, err := s.leases.claim(ctx, cmd.RunID)
+	if err != nil {
+		if errors.Is(err, errLeaseHeld) {
+			return contracts.StartRunReply{Error: runError(contracts.CodeRunExists, "run "+quote(cmd.RunID)+" is being started elsewhere", "")}
+		}
+		s.log.Error("claim lease", "run", cmd.RunID, "err", err)
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the run could not be claimed", "check the NATS server")}
+	}
 	w := s.ledger.Writer(cmd.RunID, 0, s.cfg.Now)
 	if _, err := w.Append(ctx, contracts.KindRunStarted, header); err != nil {
+		s.leases.release(context.WithoutCancel(ctx), cmd.RunID, rev)
 		if ledger.IsConflict(err) {
 			// Another start of the same id won; answer as a resume of it.
 			if entries, rerr := s.ledger.Read(ctx, cmd.RunID); rerr == nil {
