@@ -20,6 +20,10 @@ type Resources struct {
 	Memory bool
 	// ArtifactTTL overrides DefaultArtifactTTL.
 	ArtifactTTL time.Duration
+	// Replicas is the replica count of every stream, bucket and object store
+	// (1 when zero). Every process applies the declaration at start, so a
+	// cluster must give every process the same count.
+	Replicas int
 }
 
 // Ensure creates or updates the streams, buckets and object stores.
@@ -32,11 +36,13 @@ func (r Resources) Ensure(ctx context.Context, js jetstream.JetStream) error {
 	if ttl == 0 {
 		ttl = DefaultArtifactTTL
 	}
+	replicas := max(r.Replicas, 1)
 	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        contracts.LedgerStream,
 		Description: "Sonde run ledgers: one subject per run",
 		Subjects:    []string{contracts.LedgerSubjects},
 		Storage:     storage,
+		Replicas:    replicas,
 		Retention:   jetstream.LimitsPolicy,
 		// Ledgers are append-only audit records: never discard new entries
 		// silently, and allow direct get for cheap reads.
@@ -51,6 +57,7 @@ func (r Resources) Ensure(ctx context.Context, js jetstream.JetStream) error {
 		Description: "Sonde per-actor run history: one pointer per finished run",
 		Subjects:    []string{contracts.HistorySubjects},
 		Storage:     storage,
+		Replicas:    replicas,
 		AllowDirect: true,
 	}); err != nil {
 		return fmt.Errorf("natsx: ensure stream %s: %w", contracts.HistoryStream, err)
@@ -59,6 +66,7 @@ func (r Resources) Ensure(ctx context.Context, js jetstream.JetStream) error {
 		Bucket:      contracts.ConnectionsBucket,
 		Description: "Connection descriptors (no secrets), written by executors",
 		Storage:     storage,
+		Replicas:    replicas,
 	}); err != nil {
 		return fmt.Errorf("natsx: ensure bucket %s: %w", contracts.ConnectionsBucket, err)
 	}
@@ -66,6 +74,7 @@ func (r Resources) Ensure(ctx context.Context, js jetstream.JetStream) error {
 		Bucket:      contracts.LeasesBucket,
 		Description: "Drive claims of running runs",
 		Storage:     storage,
+		Replicas:    replicas,
 	}); err != nil {
 		return fmt.Errorf("natsx: ensure bucket %s: %w", contracts.LeasesBucket, err)
 	}
@@ -73,6 +82,7 @@ func (r Resources) Ensure(ctx context.Context, js jetstream.JetStream) error {
 		Bucket:      contracts.ArtifactsBucket,
 		Description: "Full results of executor reads",
 		Storage:     storage,
+		Replicas:    replicas,
 		TTL:         ttl,
 	}); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
 		return fmt.Errorf("natsx: ensure object store %s: %w", contracts.ArtifactsBucket, err)

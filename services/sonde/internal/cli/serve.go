@@ -43,6 +43,7 @@ type serveOptions struct {
 	services    string
 	logLevel    string
 	noDemo      bool
+	jsReplicas  int
 }
 
 func newServeCmd() *cobra.Command {
@@ -74,6 +75,7 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	f.StringVar(&o.services, "services", strings.Join(allServices, ","), "services to run: "+strings.Join(allServices, ","))
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.noDemo, "no-demo", false, "do not create or register the demo database")
+	f.IntVar(&o.jsReplicas, "js-replicas", 1, "replicas of Sonde's JetStream streams, buckets and object store (3 on a cluster)")
 	bindEnv(cmd)
 	return cmd
 }
@@ -152,7 +154,13 @@ func serve(ctx context.Context, o serveOptions) error {
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := (natsx.Resources{}).Ensure(startCtx, js); err != nil {
+	if o.jsReplicas < 1 || o.jsReplicas > 5 {
+		return fmt.Errorf("--js-replicas %d: use 1 to 5", o.jsReplicas)
+	}
+	if o.natsURL == "" && o.jsReplicas != 1 {
+		return errors.New("--js-replicas applies to an external cluster (--nats); the embedded server is a single node")
+	}
+	if err := (natsx.Resources{Replicas: o.jsReplicas}).Ensure(startCtx, js); err != nil {
 		return err
 	}
 
