@@ -44,9 +44,13 @@ func TestVerify(t *testing.T) {
 		{"one empty one not", []contracts.Entry{completed(t, "a", 0), completed(t, "b", 2), report(t, art("a"), art("b"))}, false,
 			contracts.VerdictAnswered, nil},
 		{"snapshot is never empty", []contracts.Entry{completed(t, "a", 0),
+			entry(t, contracts.KindContextCaptured, contracts.ContextCaptured{Fingerprint: "f"}),
 			report(t, art("a"), contracts.EvidenceRef{Source: contracts.EvidenceContextSnapshot, Fingerprint: "f"})}, false,
 			contracts.VerdictAnswered, nil},
 		{"unresolvable citation skipped, not assumed empty", []contracts.Entry{completed(t, "a", 0), report(t, art("a"), art("ghost"))}, false,
+			contracts.VerdictUnanswered, []string{UnmetEmptyEvidence}},
+		{"a snapshot the run never captured does not count", []contracts.Entry{completed(t, "a", 0),
+			report(t, art("a"), contracts.EvidenceRef{Source: contracts.EvidenceContextSnapshot, Fingerprint: "f"})}, false,
 			contracts.VerdictUnanswered, []string{UnmetEmptyEvidence}},
 		{"cancelled", []contracts.Entry{completed(t, "a", 3)}, true, contracts.VerdictCancelled, nil},
 	}

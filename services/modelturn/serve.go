@@ -90,7 +90,7 @@ func (s *Service) Stop() {
 func (s *Service) handleTurn(req micro.Request) {
 	var in contracts.ModelTurnRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
-		respond(req, contracts.ModelTurnReply{Provider: s.provider, Model: s.model, Demo: s.demo,
+		_ = req.RespondJSON(contracts.ModelTurnReply{Provider: s.provider, Model: s.model, Demo: s.demo,
 			Failure: &contracts.ModelFailure{Reason: contracts.ReasonInternal, Message: "the turn request is not valid JSON"}})
 		return
 	}
@@ -100,14 +100,14 @@ func (s *Service) handleTurn(req micro.Request) {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
-		respond(req, s.stopping())
+		_ = req.RespondJSON(s.stopping())
 		return
 	}
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
 		<-s.sem
-		respond(req, s.stopping())
+		_ = req.RespondJSON(s.stopping())
 		return
 	}
 	s.wg.Add(1)
@@ -115,7 +115,7 @@ func (s *Service) handleTurn(req micro.Request) {
 	go func() {
 		defer s.wg.Done()
 		defer func() { <-s.sem }()
-		respond(req, s.Turn(ctx, in))
+		_ = req.RespondJSON(s.Turn(ctx, in))
 	}()
 }
 
@@ -130,16 +130,7 @@ func (s *Service) handleProbe(req micro.Request) {
 	s.mu.Lock()
 	ctx := s.ctx
 	s.mu.Unlock()
-	respond(req, s.Probe(ctx))
-}
-
-func respond(req micro.Request, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		_ = req.Error("500", "encode reply", nil)
-		return
-	}
-	_ = req.Respond(b)
+	_ = req.RespondJSON(s.Probe(ctx))
 }
 
 // deltas returns the function that publishes a turn's text deltas, or nil

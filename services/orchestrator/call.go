@@ -11,6 +11,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
+	"github.com/sondehq/sonde/pkg/verdict"
 )
 
 // Refusal codes of the run loop (the guard's own codes come from executors).
@@ -221,22 +222,7 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int) string {
 // composeReport verifies every citation against this run's own ledger and
 // ends the run with the report, or refuses the claims it cannot resolve.
 func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a reportArgs) (bool, error) {
-	artifacts := map[string]bool{}
-	fingerprint := ""
-	for _, e := range d.entries {
-		p, err := e.Decode()
-		if err != nil {
-			continue
-		}
-		switch p := p.(type) {
-		case *contracts.ToolCompleted:
-			if p.Outcome == contracts.OutcomeOK && p.Artifact != nil {
-				artifacts[p.Artifact.CorrelationID] = true
-			}
-		case *contracts.ContextCaptured:
-			fingerprint = p.Fingerprint
-		}
-	}
+	produced := verdict.ProducedBy(d.entries)
 	var problems []string
 	if len(a.Claims) == 0 {
 		problems = append(problems, "the report has no claims")
@@ -249,10 +235,7 @@ func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a repo
 			problems = append(problems, fmt.Sprintf("claim %d cites no evidence", i+1))
 		}
 		for _, ref := range c.Evidence {
-			switch {
-			case ref.Source == contracts.EvidenceArtifact && artifacts[ref.CorrelationID]:
-			case ref.Source == contracts.EvidenceContextSnapshot && fingerprint != "" && ref.Fingerprint == fingerprint:
-			default:
+			if !produced.Resolves(ref) {
 				b, _ := json.Marshal(ref)
 				problems = append(problems, fmt.Sprintf("claim %d cites %s, which this run did not produce", i+1, b))
 			}

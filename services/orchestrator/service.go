@@ -132,35 +132,26 @@ func (s *Service) Stop() {
 	s.wg.Wait()
 }
 
-func respond(req micro.Request, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		_ = req.Error("500", "encode reply", nil)
-		return
-	}
-	_ = req.Respond(b)
-}
-
 func (s *Service) handleStart(req micro.Request) {
 	var cmd contracts.StartRun
 	if err := json.Unmarshal(req.Data(), &cmd); err != nil {
-		respond(req, contracts.StartRunReply{Error: &contracts.Error{Code: contracts.CodeBadRequest, Message: "start command is not valid JSON"}})
+		_ = req.RespondJSON(contracts.StartRunReply{Error: &contracts.Error{Code: contracts.CodeBadRequest, Message: "start command is not valid JSON"}})
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	respond(req, s.StartRun(ctx, cmd))
+	_ = req.RespondJSON(s.StartRun(ctx, cmd))
 }
 
 func (s *Service) handleCancel(req micro.Request) {
 	var cmd contracts.CancelRun
 	if err := json.Unmarshal(req.Data(), &cmd); err != nil {
-		respond(req, contracts.CancelRunReply{Error: &contracts.Error{Code: contracts.CodeBadRequest, Message: "cancel command is not valid JSON"}})
+		_ = req.RespondJSON(contracts.CancelRunReply{Error: &contracts.Error{Code: contracts.CodeBadRequest, Message: "cancel command is not valid JSON"}})
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	respond(req, s.CancelRun(ctx, cmd))
+	_ = req.RespondJSON(s.CancelRun(ctx, cmd))
 }
 
 // runError builds a reply error.
