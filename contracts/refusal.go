@@ -1,0 +1,50 @@
+package contracts
+
+// Refusal codes: one vocabulary for every engine. Each refusal carries the
+// code, what was refused and why, and how to write the query instead.
+const (
+	// RefuseEmpty: nothing to run (blank, or only comments and semicolons).
+	RefuseEmpty = "empty"
+	// RefuseUnparsable: the engine's dialect cannot read the statement.
+	RefuseUnparsable = "unparsable"
+	// RefuseNotOneStatement: more than one statement.
+	RefuseNotOneStatement = "not_one_statement"
+	// RefuseNotASelect: INSERT, UPDATE, DDL, SET, PRAGMA, EXPLAIN and the like.
+	RefuseNotASelect = "not_a_select"
+	// RefuseNotReadOnly: a SELECT holding something that writes, locks or
+	// runs a command (a writable CTE, SELECT … INTO, FOR UPDATE).
+	RefuseNotReadOnly = "not_read_only"
+	// RefuseQuerySettings: the statement carries settings or an output format.
+	RefuseQuerySettings = "query_settings"
+	// RefuseFunctionDenied: a function outside the engine's allowlist.
+	RefuseFunctionDenied = "function_denied"
+	// RefuseTableFunction: a table function the engine does not allow here.
+	RefuseTableFunction = "table_function"
+	// RefuseTableNotReadable: a table outside the connection's readable
+	// patterns, or in another catalog.
+	RefuseTableNotReadable = "table_not_readable"
+	// RefuseLargeTableUnbounded: a large table read without a lower bound on
+	// its bound column in the query that reads it.
+	RefuseLargeTableUnbounded = "large_table_unbounded"
+	// RefuseUnsupported: a shape the guard cannot follow.
+	RefuseUnsupported = "unsupported"
+	// RefuseEngineParse: the engine's own parser reads the statement
+	// differently from the guard.
+	RefuseEngineParse = "engine_parse"
+
+	// RefuseResultTooLarge: the result exceeds the profile's rows or bytes
+	// (agent profiles refuse rather than truncate).
+	RefuseResultTooLarge = "result_too_large"
+	// RefuseUnknownConnection: the request names no connection this
+	// executor serves.
+	RefuseUnknownConnection = "unknown_connection"
+	// RefuseBadRequest: the request itself is malformed.
+	RefuseBadRequest = "bad_request"
+)
+
+// GuardRefusalCodes lists the guard's vocabulary in a stable order.
+var GuardRefusalCodes = []string{
+	RefuseEmpty, RefuseUnparsable, RefuseNotOneStatement, RefuseNotASelect, RefuseNotReadOnly,
+	RefuseQuerySettings, RefuseFunctionDenied, RefuseTableFunction, RefuseTableNotReadable,
+	RefuseLargeTableUnbounded, RefuseUnsupported, RefuseEngineParse,
+}
