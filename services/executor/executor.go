@@ -1,12 +1,13 @@
-// Package executor is Sonde's SQLite executor (executor-sqlite): it holds the
-// SQLite connections of the connections file, runs the read and schema
-// operations on them under the read-only profiles, stores every result as an
-// artifact and answers with the bounded, fenced text a model may read.
+// Package executor is Sonde's executor service, one per database engine
+// (executor-sqlite, executor-postgres, …): it holds the connections of its
+// engine from the connections file, runs the read and schema operations on
+// them under the read-only profiles, stores every result as an artifact and
+// answers with the bounded, fenced text a model may read.
 //
-// It serves contracts.ExecSubject(contracts.EngineSQLite, op) over NATS
-// request/reply (Start), registered with the NATS micro framework as
-// "executor-sqlite" in the queue group "executor-sqlite", and in process
-// (Exec) for the CLI and benchmarks.
+// It serves contracts.ExecSubject(engine, op) over NATS request/reply
+// (Start), registered with the NATS micro framework as "executor-<engine>"
+// in the queue group of the same name, and in process (Exec) for the CLI and
+// benchmarks. Each engine implements engine.Engine in its own package.
 package executor
 
 import (
@@ -25,13 +26,20 @@ import (
 	"github.com/sondehq/sonde/pkg/artifacts"
 	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/executor/connections"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 	"github.com/sondehq/sonde/services/executor/internal/sqlite"
 )
 
-// Name is the service's name in the NATS micro framework.
-const Name = "executor-sqlite"
+// Openers holds the engines this build can serve.
+var Openers = map[contracts.Engine]engine.Opener{
+	contracts.EngineSQLite: sqlite.OpenConnection,
+}
+
+// ServiceName is the name of the executor of engine e in the NATS micro
+// framework, in --services, and its queue group.
+func ServiceName(e contracts.Engine) string { return contracts.QueueExecutorPrefix + string(e) }
 
 // Version is the service version the micro framework reports.
 const Version = "0.1.0"
@@ -50,8 +58,10 @@ type ArtifactStore interface {
 
 // Config configures a Service.
 type Config struct {
+	// Engine is the engine this executor serves; empty means sqlite.
+	Engine contracts.Engine
 	// Connections is the connections file's content; the executor serves the
-	// sqlite ones and ignores the others.
+	// ones of its engine and ignores the others.
 	Connections []connections.Connection
 	// Logger receives one line per operation; nil means slog.Default().
 	Logger *slog.Logger
@@ -64,12 +74,14 @@ type Config struct {
 	Resources *natsx.Resources
 }
 
-// Service is a running SQLite executor. Exec is safe for concurrent use.
+// Service is a running executor of one engine. Exec is safe for concurrent use.
 type Service struct {
-	log   *slog.Logger
-	conns map[string]*served
-	order []string // connection ids, in file order
-	sem   chan struct{}
+	engine contracts.Engine
+	name   string
+	log    *slog.Logger
+	conns  map[string]*served
+	order  []string // connection ids, in file order
+	sem    chan struct{}
 
 	mu        sync.Mutex
 	artifacts ArtifactStore
@@ -84,19 +96,28 @@ type Service struct {
 
 type served struct {
 	conn   connections.Connection
-	engine *sqlite.Engine
+	engine engine.Engine
 }
 
-// New opens every sqlite connection of cfg read-only and checks it is a
-// database. It fails when one cannot be opened.
+// New opens every connection of cfg's engine read-only and checks it can be
+// reached. It fails when one cannot be opened.
 func New(cfg Config) (*Service, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.Engine == "" {
+		cfg.Engine = contracts.EngineSQLite
+	}
+	open, ok := Openers[cfg.Engine]
+	if !ok {
+		return nil, fmt.Errorf("executor: this build serves no %q engine", cfg.Engine)
+	}
 	base, cancel := context.WithCancel(context.Background())
 	s := &Service{
-		log:       log.With("service", Name),
+		engine:    cfg.Engine,
+		name:      ServiceName(cfg.Engine),
+		log:       log.With("service", ServiceName(cfg.Engine)),
 		conns:     map[string]*served{},
 		sem:       make(chan struct{}, MaxConcurrentReads),
 		artifacts: cfg.Artifacts,
@@ -107,7 +128,7 @@ func New(cfg Config) (*Service, error) {
 	ctx, done := context.WithTimeout(context.Background(), 30*time.Second)
 	defer done()
 	for _, c := range cfg.Connections {
-		if c.Engine != contracts.EngineSQLite {
+		if c.Engine != cfg.Engine {
 			continue
 		}
 		if !connections.ValidID(c.ID) {
@@ -118,7 +139,7 @@ func New(cfg Config) (*Service, error) {
 			s.closeEngines()
 			return nil, fmt.Errorf("executor: connection %q declared twice", c.ID)
 		}
-		eng, err := sqlite.Open(ctx, c.Path)
+		eng, err := open(ctx, c)
 		if err != nil {
 			s.closeEngines()
 			return nil, fmt.Errorf("executor: connection %q: %w", c.ID, err)
@@ -127,7 +148,7 @@ func New(cfg Config) (*Service, error) {
 		s.order = append(s.order, c.ID)
 	}
 	if len(s.conns) == 0 {
-		s.log.Warn("no sqlite connection to serve")
+		s.log.Warn("no connection to serve", "engine", cfg.Engine)
 	}
 	return s, nil
 }
@@ -179,7 +200,7 @@ func (s *Service) Exec(ctx context.Context, op contracts.ExecOp, req contracts.E
 func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.ExecRequest) contracts.ExecReply {
 	if op != contracts.OpRead && op != contracts.OpSchema {
 		return refused(refuse.New(refuse.Unsupported,
-			fmt.Sprintf("the sqlite executor does not serve the %q operation", op),
+			fmt.Sprintf("the %s executor does not serve the %q operation", s.engine, op),
 			"use one of: read, schema"))
 	}
 	srv, refusal := s.resolve(req)
@@ -199,12 +220,6 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		return refused(refuse.New(refuse.BadRequest, fmt.Sprintf("unknown profile %q", req.Profile),
 			"use agent-read-only, agent-handover or inspect"))
 	}
-	if op == contracts.OpSchema && req.Schema != "" && req.Schema != "main" {
-		return refused(refuse.New(refuse.Unsupported,
-			fmt.Sprintf("a SQLite connection has one schema, main; there is no schema %q", req.Schema),
-			"leave the schema out, or name a table"))
-	}
-
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
@@ -216,16 +231,16 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		req.CorrelationID = newCorrelationID()
 	}
 
-	timeout := prof.deadline(*req)
-	limits := prof.limits(*req)
+	ereq := engine.Request{SQL: req.SQL, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
+		Limits: prof.limits(*req), Timeout: prof.deadline(*req)}
 	var (
-		res sqlite.Result
+		res engine.Result
 		err error
 	)
 	if op == contracts.OpRead {
-		res, err = srv.engine.Read(ctx, req.SQL, limits, timeout)
+		res, err = srv.engine.Read(ctx, ereq)
 	} else {
-		res, err = srv.engine.Schema(ctx, req.Table, limits, timeout)
+		res, err = srv.engine.Schema(ctx, ereq)
 	}
 	reply := contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements}
 
@@ -293,8 +308,8 @@ func (s *Service) resolve(req *contracts.ExecRequest) (*served, *contracts.Refus
 	srv, ok := s.conns[req.ConnectionID]
 	if !ok {
 		return nil, refuse.New(refuse.UnknownConnection,
-			fmt.Sprintf("this executor serves no sqlite connection %q", req.ConnectionID),
-			"name a connection listed in sonde_connections with engine sqlite")
+			fmt.Sprintf("this executor serves no %s connection %q", s.engine, req.ConnectionID),
+			"name a connection listed in sonde_connections with engine "+string(s.engine))
 	}
 	return srv, nil
 }

@@ -465,7 +465,7 @@ func TestNATS(t *testing.T) {
 	}
 
 	// Discoverable through the micro framework.
-	subj, err := micro.ControlSubject(micro.InfoVerb, Name, "")
+	subj, err := micro.ControlSubject(micro.InfoVerb, ServiceName(contracts.EngineSQLite), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,14 +16,11 @@ import (
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 )
 
-// QueueGroup is the queue group every replica of this executor serves in.
-const QueueGroup = contracts.QueueExecutorPrefix + string(contracts.EngineSQLite)
-
 // Start publishes the descriptor of every connection served to the KV
 // bucket contracts.ConnectionsBucket (key: the connection id), opens the
 // artifact store unless Config gave one, and serves Ops on
-// contracts.ExecSubject(contracts.EngineSQLite, op) in QueueGroup, registered
-// with the NATS micro framework as Name. Requests are handled concurrently;
+// contracts.ExecSubject(engine, op) in the queue group ServiceName(engine),
+// registered with the NATS micro framework under that name. Requests are handled concurrently;
 // a malformed one is answered with a refusal.
 func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	s.mu.Lock()
@@ -65,26 +62,26 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	}
 
 	svc, err := micro.AddService(nc, micro.Config{
-		Name:        Name,
+		Name:        s.name,
 		Version:     Version,
-		Description: "Sonde SQLite executor: guarded read-only reads and schema reads",
-		QueueGroup:  QueueGroup,
-		Metadata:    map[string]string{"engine": string(contracts.EngineSQLite)},
+		Description: "Sonde " + string(s.engine) + " executor: guarded read-only reads and schema reads",
+		QueueGroup:  s.name,
+		Metadata:    map[string]string{"engine": string(s.engine)},
 	})
 	if err != nil {
-		return fmt.Errorf("executor: register %s: %w", Name, err)
+		return fmt.Errorf("executor: register %s: %w", s.name, err)
 	}
-	// The group is the subject prefix every op shares: sonde.exec.sqlite.
-	group := svc.AddGroup(strings.TrimSuffix(contracts.ExecSubjects(contracts.EngineSQLite), ".*"),
-		micro.WithGroupQueueGroup(QueueGroup))
+	// The group is the subject prefix every op shares: sonde.exec.<engine>.
+	group := svc.AddGroup(strings.TrimSuffix(contracts.ExecSubjects(s.engine), ".*"),
+		micro.WithGroupQueueGroup(s.name))
 	for _, op := range Ops {
 		if err := group.AddEndpoint(string(op), s.handler(op)); err != nil {
 			_ = svc.Stop()
-			return fmt.Errorf("executor: serve %s: %w", contracts.ExecSubject(contracts.EngineSQLite, op), err)
+			return fmt.Errorf("executor: serve %s: %w", contracts.ExecSubject(s.engine, op), err)
 		}
 	}
 	s.svc, s.nc = svc, nc
-	s.log.Info("serving", "connections", len(s.order), "queue", QueueGroup)
+	s.log.Info("serving", "connections", len(s.order), "queue", s.name)
 	return nil
 }
 

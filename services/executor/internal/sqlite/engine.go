@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor/connections"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -114,28 +116,18 @@ func (c connector) Driver() driver.Driver { return c.drv }
 func (e *Engine) Close() error { return e.db.Close() }
 
 // Result is what one operation sent to SQLite and what came back.
-type Result struct {
-	// SQL is the text sent to SQLite: the guarded statement of a read, the
-	// composed catalog query of a schema read.
-	SQL string
-	// Rows holds the collected result; nil when nothing ran.
-	Rows *rowset.Set
-	// Duration is the time spent at the database.
-	Duration time.Duration
-	// Statements counts the statements sent (0 when refused before).
-	Statements int
-}
+type Result = engine.Result
 
 // Read runs one guarded SELECT. Its error is a *contracts.Refusal (refused
 // before execution), a *rowset.TooLargeError (the result passed a bound of a
 // refusing profile) or a *contracts.DBError (the database failed it). A
 // non-positive timeout means no deadline.
-func (e *Engine) Read(ctx context.Context, query string, limits rowset.Limits, timeout time.Duration) (Result, error) {
-	stmt, refusal := CheckRead(query)
+func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
+	stmt, refusal := CheckRead(req.SQL)
 	if refusal != nil {
 		return Result{}, refusal
 	}
-	return e.run(ctx, stmt, limits, timeout)
+	return e.run(ctx, stmt, req.Limits, req.Timeout)
 }
 
 // SchemaSQL composes the catalog read of a schema operation: every object's
@@ -157,8 +149,18 @@ func SchemaSQL(table string) string {
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // Schema runs the catalog read SchemaSQL composes. Errors as for Read.
-func (e *Engine) Schema(ctx context.Context, table string, limits rowset.Limits, timeout time.Duration) (Result, error) {
-	return e.run(ctx, SchemaSQL(table), limits, timeout)
+func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error) {
+	if req.Schema != "" && req.Schema != "main" {
+		return Result{}, &contracts.Refusal{Code: contracts.RefuseUnsupported,
+			Reason: fmt.Sprintf("a SQLite connection has one schema, main; there is no schema %q", req.Schema),
+			Fix:    "leave the schema out, or name a table"}
+	}
+	return e.run(ctx, SchemaSQL(req.Table), req.Limits, req.Timeout)
+}
+
+// OpenConnection is the executor's engine.Opener for sqlite connections.
+func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
+	return Open(ctx, c.Path)
 }
 
 func (e *Engine) run(ctx context.Context, stmt string, limits rowset.Limits, timeout time.Duration) (res Result, err error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 	_ "modernc.org/sqlite" // the package-level driver, for writable fixtures
@@ -59,7 +60,7 @@ func open(t testing.TB, path string) *Engine {
 
 func read(t *testing.T, e *Engine, q string) (Result, error) {
 	t.Helper()
-	return e.Read(context.Background(), q, refuseLimits, 5*time.Second)
+	return e.Read(context.Background(), engine.Request{SQL: q, Limits: refuseLimits, Timeout: 5 * time.Second})
 }
 
 // objects lists what sqlite_master holds, read with the writable driver.
@@ -240,29 +241,29 @@ func TestResultBounds(t *testing.T) {
 	ctx := context.Background()
 	q201 := "select i from n where i <= 201"
 
-	res, err := e.Read(ctx, "select i from n where i <= 200", refuseLimits, time.Second)
+	res, err := e.Read(ctx, engine.Request{SQL: "select i from n where i <= 200", Limits: refuseLimits, Timeout: time.Second})
 	if err != nil || len(res.Rows.Rows) != 200 || res.Rows.Truncated {
 		t.Fatalf("200 rows: %v, %+v", err, res.Rows)
 	}
 
-	_, err = e.Read(ctx, q201, refuseLimits, time.Second)
+	_, err = e.Read(ctx, engine.Request{SQL: q201, Limits: refuseLimits, Timeout: time.Second})
 	var tl *rowset.TooLargeError
 	if !errors.As(err, &tl) || tl.By != rowset.ByRows || tl.Limit != 200 {
 		t.Fatalf("201 rows refusing: err = %v", err)
 	}
 
-	res, err = e.Read(ctx, q201, truncateLimits, time.Second)
+	res, err = e.Read(ctx, engine.Request{SQL: q201, Limits: truncateLimits, Timeout: time.Second})
 	if err != nil || len(res.Rows.Rows) != 200 || !res.Rows.Truncated || res.Rows.TruncatedBy[0] != rowset.ByRows {
 		t.Fatalf("201 rows truncating: %v, %+v", err, res.Rows.Summary("c"))
 	}
 
 	// 150 rows of 2,000 characters: under the row bound, over 256 KiB.
 	wide := "select i, printf('%.2000c', 'a') from n where i <= 150"
-	_, err = e.Read(ctx, wide, refuseLimits, time.Second)
+	_, err = e.Read(ctx, engine.Request{SQL: wide, Limits: refuseLimits, Timeout: time.Second})
 	if !errors.As(err, &tl) || tl.By != rowset.ByBytes {
 		t.Fatalf("wide refusing: err = %v", err)
 	}
-	res, err = e.Read(ctx, wide, truncateLimits, time.Second)
+	res, err = e.Read(ctx, engine.Request{SQL: wide, Limits: truncateLimits, Timeout: time.Second})
 	if err != nil || !res.Rows.Truncated || res.Rows.TruncatedBy[0] != rowset.ByBytes || res.Rows.Bytes > 256<<10 {
 		t.Fatalf("wide truncating: %v, %+v", err, res.Rows.Summary("c"))
 	}
@@ -271,9 +272,9 @@ func TestResultBounds(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	e := open(t, fixture(t))
 	start := time.Now()
-	res, err := e.Read(context.Background(),
-		"with recursive c(x) as (select 1 union all select x+1 from c) select count(*) from c",
-		refuseLimits, 50*time.Millisecond)
+	res, err := e.Read(context.Background(), engine.Request{
+		SQL:    "with recursive c(x) as (select 1 union all select x+1 from c) select count(*) from c",
+		Limits: refuseLimits, Timeout: 50 * time.Millisecond})
 	wantClass(t, err, contracts.DBTimeout)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("interrupted after %s", took)
@@ -287,7 +288,7 @@ func TestCancel(t *testing.T) {
 	e := open(t, fixture(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := e.Read(ctx, "select 1", refuseLimits, time.Second)
+	_, err := e.Read(ctx, engine.Request{SQL: "select 1", Limits: refuseLimits, Timeout: time.Second})
 	wantClass(t, err, contracts.DBCancelled)
 }
 
@@ -313,7 +314,7 @@ func TestEngineErrors(t *testing.T) {
 func TestSchema(t *testing.T) {
 	e := open(t, fixture(t))
 	ctx := context.Background()
-	res, err := e.Schema(ctx, "", refuseLimits, time.Second)
+	res, err := e.Schema(ctx, engine.Request{Table: "", Limits: refuseLimits, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,15 +329,15 @@ func TestSchema(t *testing.T) {
 		t.Errorf("objects %s", got)
 	}
 
-	res, err = e.Schema(ctx, "N", refuseLimits, time.Second)
+	res, err = e.Schema(ctx, engine.Request{Table: "N", Limits: refuseLimits, Timeout: time.Second})
 	if err != nil || len(res.Rows.Rows) != 2 || !strings.Contains(res.Rows.Rows[0][3].(string), "CREATE TABLE n") {
 		t.Fatalf("schema of n: %v, %v", err, res.Rows)
 	}
-	res, err = e.Schema(ctx, "it's", refuseLimits, time.Second)
+	res, err = e.Schema(ctx, engine.Request{Table: "it's", Limits: refuseLimits, Timeout: time.Second})
 	if err != nil || len(res.Rows.Rows) != 1 {
 		t.Fatalf("schema of it's: %v, %v", err, res.Rows)
 	}
-	res, err = e.Schema(ctx, "x' OR 1=1 --", refuseLimits, time.Second)
+	res, err = e.Schema(ctx, engine.Request{Table: "x' OR 1=1 --", Limits: refuseLimits, Timeout: time.Second})
 	if err != nil || len(res.Rows.Rows) != 0 {
 		t.Fatalf("quoted table name: %v, %v", err, res.Rows)
 	}

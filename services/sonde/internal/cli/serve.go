@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/executor"
 	"github.com/sondehq/sonde/services/executor/connections"
@@ -24,15 +25,33 @@ import (
 	"github.com/sondehq/sonde/services/orchestrator"
 )
 
-// Service names accepted by --services.
+// Service names accepted by --services, besides one executor-<engine> per
+// engine this build serves.
 const (
 	svcGateway      = "gateway"
 	svcOrchestrator = "orchestrator"
 	svcModelTurn    = "modelturn"
-	svcExecSQLite   = "executor-sqlite"
 )
 
-var allServices = []string{svcGateway, svcOrchestrator, svcModelTurn, svcExecSQLite}
+// executorServices maps each executor service name to its engine.
+func executorServices() map[string]contracts.Engine {
+	out := map[string]contracts.Engine{}
+	for e := range executor.Openers {
+		out[executor.ServiceName(e)] = e
+	}
+	return out
+}
+
+// allServices lists every service, executors in engine order.
+var allServices = func() []string {
+	names := []string{svcGateway, svcOrchestrator, svcModelTurn}
+	var execs []string
+	for name := range executorServices() {
+		execs = append(execs, name)
+	}
+	slices.Sort(execs)
+	return append(names, execs...)
+}()
 
 type serveOptions struct {
 	dataDir     string
@@ -72,7 +91,7 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	f.StringVar(&o.connections, "connections", "", "connections YAML file (read by executors only)")
 	f.StringVar(&o.natsURL, "nats", "", "external NATS server URL; empty runs an embedded server")
 	f.StringVar(&o.natsListen, "nats-listen", "", "also serve the embedded NATS server on this TCP address")
-	f.StringVar(&o.services, "services", strings.Join(allServices, ","), "services to run: "+strings.Join(allServices, ","))
+	f.StringVar(&o.services, "services", strings.Join(allServices, ","), "services to run: "+strings.Join(allServices, ",")+` ("executors" for every executor)`)
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.noDemo, "no-demo", false, "do not create or register the demo database")
 	f.IntVar(&o.jsReplicas, "js-replicas", 1, "replicas of Sonde's JetStream streams, buckets and object store (3 on a cluster)")
@@ -87,14 +106,17 @@ func parseServices(s string) ([]string, error) {
 		if name == "" {
 			continue
 		}
+		names := []string{name}
 		if name == "executor" || name == "executors" {
-			name = svcExecSQLite
+			names = allServices[3:] // every engine's executor
 		}
-		if !slices.Contains(allServices, name) {
-			return nil, fmt.Errorf("unknown service %q in --services (known: %s)", name, strings.Join(allServices, ", "))
-		}
-		if !slices.Contains(out, name) {
-			out = append(out, name)
+		for _, name := range names {
+			if !slices.Contains(allServices, name) {
+				return nil, fmt.Errorf("unknown service %q in --services (known: %s)", name, strings.Join(allServices, ", "))
+			}
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -124,8 +146,10 @@ func serve(ctx context.Context, o serveOptions) error {
 
 	// Configuration is validated before anything starts.
 	var conns []connections.Connection
+	execs := executorServices()
+	runsExecutor := slices.ContainsFunc(services, func(n string) bool { _, ok := execs[n]; return ok })
 	if o.connections != "" {
-		if !runs(svcExecSQLite) {
+		if !runsExecutor {
 			return errors.New("--connections is read by executors only; this process runs none")
 		}
 		if conns, err = connections.Load(o.connections); err != nil {
@@ -171,17 +195,21 @@ func serve(ctx context.Context, o serveOptions) error {
 			started[i]()
 		}
 	}()
-	if runs(svcExecSQLite) {
-		if !o.noDemo {
-			demo, err := ensureDemo(o.dataDir)
-			if err != nil {
-				return err
-			}
-			if !slices.ContainsFunc(conns, func(c connections.Connection) bool { return c.ID == demo.ID }) {
-				conns = append(conns, demo)
-			}
+	if runs(executor.ServiceName(contracts.EngineSQLite)) && !o.noDemo {
+		demo, err := ensureDemo(o.dataDir)
+		if err != nil {
+			return err
 		}
-		ex, err := executor.New(executor.Config{Connections: conns, Logger: log})
+		if !slices.ContainsFunc(conns, func(c connections.Connection) bool { return c.ID == demo.ID }) {
+			conns = append(conns, demo)
+		}
+	}
+	for _, name := range services {
+		eng, ok := execs[name]
+		if !ok {
+			continue
+		}
+		ex, err := executor.New(executor.Config{Engine: eng, Connections: conns, Logger: log})
 		if err != nil {
 			return err
 		}
@@ -190,7 +218,7 @@ func serve(ctx context.Context, o serveOptions) error {
 		}
 		started = append(started, func() {
 			if err := ex.Stop(); err != nil {
-				log.Warn("stop executor", "err", err)
+				log.Warn("stop executor", "engine", eng, "err", err)
 			}
 		})
 	}

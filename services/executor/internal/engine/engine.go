@@ -1,0 +1,60 @@
+// Package engine is the seam between the executor service and the database
+// engines it serves. Each engine (sqlite, postgres, duckdb, mssql) lives in
+// its own package under services/executor/internal and implements Engine for
+// one open connection; the executor registers an Opener per engine.
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor/connections"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
+)
+
+// Request is one operation on one connection, already resolved against its
+// profile.
+type Request struct {
+	// SQL is the statement of a read, as the caller sent it.
+	SQL string
+	// Params are bound separately from the statement text, never spliced in.
+	Params []any
+	// Schema and Table narrow a schema read; the engine writes the SQL.
+	Schema, Table string
+	// Profile is the execution profile (agent profiles use the connection's
+	// least-privilege credential where it has one).
+	Profile contracts.Profile
+	// Limits bound the result: refuse or truncate, per the profile.
+	Limits rowset.Limits
+	// Timeout bounds the statement at the database; zero means none.
+	Timeout time.Duration
+}
+
+// Result is what one operation sent to the database and what came back.
+type Result struct {
+	// SQL is the text the database ran: the guarded statement of a read, the
+	// composed catalog query of a schema read.
+	SQL string
+	// Rows holds the collected result; nil when nothing ran.
+	Rows *rowset.Set
+	// Duration is the time spent at the database.
+	Duration time.Duration
+	// Statements counts the statements sent (0 when refused before).
+	Statements int
+}
+
+// Engine is one open connection of one database engine. It is safe for
+// concurrent use. Read and Schema fail with a *contracts.Refusal (refused
+// before execution), a *rowset.TooLargeError (the result passed a bound of a
+// refusing profile) or a *contracts.DBError (the database failed it, engine
+// text in Message); anything else is reported as class other.
+type Engine interface {
+	Read(ctx context.Context, req Request) (Result, error)
+	Schema(ctx context.Context, req Request) (Result, error)
+	Close() error
+}
+
+// Opener opens an engine for one connection of its kind and proves it can
+// reach the database.
+type Opener func(ctx context.Context, c connections.Connection) (Engine, error)
