@@ -42,16 +42,18 @@ func executorServices() map[string]contracts.Engine {
 	return out
 }
 
-// allServices lists every service, executors in engine order.
-var allServices = func() []string {
-	names := []string{svcGateway, svcOrchestrator, svcModelTurn}
-	var execs []string
+// executorNames lists the executor services in name order.
+var executorNames = func() []string {
+	var names []string
 	for name := range executorServices() {
-		execs = append(execs, name)
+		names = append(names, name)
 	}
-	slices.Sort(execs)
-	return append(names, execs...)
+	slices.Sort(names)
+	return names
 }()
+
+// allServices lists every service.
+var allServices = append([]string{svcGateway, svcOrchestrator, svcModelTurn}, executorNames...)
 
 type serveOptions struct {
 	dataDir     string
@@ -108,7 +110,7 @@ func parseServices(s string) ([]string, error) {
 		}
 		names := []string{name}
 		if name == "executor" || name == "executors" {
-			names = allServices[3:] // every engine's executor
+			names = executorNames
 		}
 		for _, name := range names {
 			if !slices.Contains(allServices, name) {
