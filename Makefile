@@ -4,20 +4,30 @@ GO ?= go
 MODULES := contracts pkg services/executor services/gateway services/modelturn services/orchestrator services/sonde
 PKGS := $(MODULES:%=./%/...)
 
-.PHONY: all build demo test vet fmt-check bench schemas clean
+.PHONY: all build demo test vet fmt-check bench schemas clean toolchain
 
 all: build
 
+# toolchain: gcc and g++ for cgo (libpg_query, DuckDB), installed if missing.
+toolchain:
+	@./scripts/toolchain.sh
+
 ## build: compile bin/sonde, the all-in-one binary.
-build:
+build: toolchain
 	$(GO) build -o bin/sonde ./services/sonde
 
 ## demo: start sonde on the embedded default, run one investigation, print the report.
 demo: build
 	./scripts/demo.sh
 
-## test: the whole suite (vet, formatting, race-enabled tests on real NATS and SQLite).
-test: fmt-check vet
+## test: the whole suite (vet, formatting, race-enabled tests on real NATS, SQLite and PostgreSQL).
+## A throwaway PostgreSQL (scripts/postgres.sh) serves the PostgreSQL tests through
+## SONDE_TEST_PG_URL; without one they skip, except in CI (CI=true), where they fail.
+test: toolchain fmt-check vet
+	@set -uo pipefail; \
+	if pg="$$(./scripts/postgres.sh start)"; then eval "$$pg"; \
+	  trap './scripts/postgres.sh stop "$$SONDE_TEST_PG_DIR"' EXIT; \
+	else echo "make test: no PostgreSQL for the PostgreSQL tests" >&2; fi; \
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 vet:
@@ -28,7 +38,7 @@ fmt-check:
 
 ## bench: the benchmarks written up in docs/benchmarks.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./pkg/ledger/ ./services/sonde/e2e/ ./services/executor/
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./pkg/ledger/ ./services/orchestrator/ ./services/executor/ ./pkg/guard/postgres/ ./pkg/guard/duckdb/ ./pkg/guard/sqlite/
 
 ## schemas: regenerate contracts/schema/*.json from the Go types.
 schemas:

@@ -137,6 +137,10 @@ type DriverResolved struct {
 	Demo bool `json:"demo,omitempty"`
 	// SettingsSource is "bundled", "operator" or "operator-ignored".
 	SettingsSource string `json:"settingsSource,omitempty"`
+	// SettingsPath and SettingsDigest name the operator's tuning document
+	// the settings came from (or that was ignored).
+	SettingsPath   string `json:"settingsPath,omitempty"`
+	SettingsDigest string `json:"settingsDigest,omitempty"`
 	// Drive counts the drives of this run: 1 for the first, 2 after one resume.
 	Drive int `json:"drive"`
 	// Orchestrator names the process that drives.
@@ -185,6 +189,9 @@ type ToolCall struct {
 	Tool   string `json:"tool"`
 	// Arguments are the arguments as the model sent them.
 	Arguments json.RawMessage `json:"arguments"`
+	// Usage is the token usage of the model turn that asked for the call,
+	// carried by the first entry the turn wrote; a turn is counted once.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ToolInvoked is appended, and acknowledged, before the tool's effect.
@@ -272,6 +279,8 @@ type ReportComposed struct {
 type ClosingStatement struct {
 	Turn int    `json:"turn"`
 	Text string `json:"text"`
+	// Usage is the token usage of the turn that said it.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // PlanComparison records a comparison of two plans this run read.

@@ -49,6 +49,10 @@ type ExecRequest struct {
 	CorrelationID string `json:"correlationId,omitempty"`
 	// SQL is the statement of a read.
 	SQL string `json:"sql,omitempty"`
+	// Params are the read's positional parameters (?, ?NNN), bound
+	// separately from SQL, never spliced in: null, booleans, numbers and
+	// strings.
+	Params []any `json:"params,omitempty"`
 	// Schema and Table narrow a schema read; the executor writes the SQL.
 	Schema string `json:"schema,omitempty"`
 	Table  string `json:"table,omitempty"`

@@ -85,8 +85,67 @@ type ModelDelta struct {
 	Text  string `json:"text"`
 }
 
-// ModelProbeRequest asks modelturn what the configured model can do.
-type ModelProbeRequest struct{}
+// ModelProbeRequest asks modelturn what the configured model is and, with
+// Capabilities, what it can do.
+type ModelProbeRequest struct {
+	// Capabilities asks for the capability probe on the wire (tool calling,
+	// the declared schema honoured, streaming). Without it the reply names
+	// the model and its settings only, and costs no model call.
+	Capabilities bool `json:"capabilities,omitempty"`
+}
+
+// The capabilities the probe establishes.
+const (
+	CapabilityToolCalling      = "toolCalling"
+	CapabilityStructuredOutput = "structuredOutput"
+	CapabilityStreaming        = "streaming"
+)
+
+// The states of an operator's model-tuning document.
+const (
+	TuningApplied = "applied"
+	TuningIgnored = "ignored"
+	TuningUnset   = "unset"
+)
+
+// The sources of a model's settings (DriverResolved.SettingsSource).
+const (
+	SettingsBundled         = "bundled"
+	SettingsOperator        = "operator"
+	SettingsOperatorIgnored = "operator-ignored"
+)
+
+// ModelSettings are the measured per-model settings a drive uses; a zero or
+// absent field leaves the drive's default.
+type ModelSettings struct {
+	// TurnLimit caps the run's model turns below its workflow's budget.
+	TurnLimit int `json:"turnLimit,omitempty"`
+	// ReadingsBeforeReport is how many readings the model takes before it is
+	// asked for the report.
+	ReadingsBeforeReport int `json:"readingsBeforeReport,omitempty"`
+	// AskAgainOnEmptyTurn says whether a turn with no text and no call is
+	// asked again.
+	AskAgainOnEmptyTurn *bool `json:"askAgainOnEmptyTurn,omitempty"`
+	// NumCtx is the context window asked of a local (ollama) model, in tokens.
+	NumCtx int `json:"numCtx,omitempty"`
+}
+
+// ModelTuning reports what became of the operator's model-tuning document
+// (AGENT_MODEL_TUNING_PATH) and which settings the configured model gets.
+type ModelTuning struct {
+	// State is TuningApplied, TuningIgnored or TuningUnset.
+	State string `json:"state"`
+	// Path is the document's path, when one is set.
+	Path string `json:"path,omitempty"`
+	// Digest is "sha256:<hex>" of the applied document.
+	Digest string `json:"digest,omitempty"`
+	// Reason says why an ignored document was ignored.
+	Reason string `json:"reason,omitempty"`
+	// SettingsSource is where the configured model's settings come from.
+	SettingsSource string `json:"settingsSource"`
+	// Settings are the configured model's settings, when any are set.
+	Settings *ModelSettings `json:"settings,omitempty"`
+}
 
 // ModelProbeReply is the probe's verdict: capabilities established on the
 // wire, those not established (missing) and those shown absent (disproved).
@@ -98,4 +157,8 @@ type ModelProbeReply struct {
 	Missing   []string      `json:"missing,omitempty"`
 	Disproved []string      `json:"disproved,omitempty"`
 	Failure   *ModelFailure `json:"failure,omitempty"`
+	// Message is the probe's one sentence on its verdict.
+	Message string `json:"message,omitempty"`
+	// Tuning reports the model-tuning document and the model's settings.
+	Tuning *ModelTuning `json:"tuning,omitempty"`
 }

@@ -57,7 +57,9 @@ type Record struct {
 	PreviousRunID string       `json:"previousRunId,omitempty"`
 	Budget        Budget       `json:"budget"`
 	Spent         BudgetSpent  `json:"spent"`
-	Tools         []string     `json:"tools"`
+	// Usage sums the token usage of the run's model turns.
+	Usage Usage    `json:"usage"`
+	Tools []string `json:"tools"`
 	// Model is the driver of the latest drive; Demo marks a replayed model.
 	Model    string `json:"model,omitempty"`
 	Provider string `json:"provider,omitempty"`

@@ -12,7 +12,8 @@ import (
 // skipped, so a ledger written by a newer release still folds.
 func Fold(runID string, entries []contracts.Entry) contracts.Record {
 	r := contracts.Record{RunID: runID, Status: contracts.StatusQueued, Steps: []contracts.Step{}}
-	open := map[string]int{} // step id -> index of its invoked, unsettled step
+	open := map[string]int{}  // step id -> index of its invoked, unsettled step
+	counted := map[int]bool{} // turns whose usage is summed
 	for _, e := range entries {
 		r.Entries++
 		r.LastSeq = e.StreamSeq
@@ -22,6 +23,12 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 		}
 		if r.Status.Terminal() {
 			continue // nothing after run-finished counts
+		}
+		if turn, u := usageOf(v); u != nil && !counted[turn] {
+			counted[turn] = true
+			r.Usage.InputTokens += u.InputTokens
+			r.Usage.OutputTokens += u.OutputTokens
+			r.Usage.CachedTokens += u.CachedTokens
 		}
 		switch p := v.(type) {
 		case *contracts.RunStarted:
@@ -147,4 +154,21 @@ func OpenSteps(entries []contracts.Entry) []contracts.ToolInvoked {
 		}
 	}
 	return out
+}
+
+// usageOf returns the model-turn usage an entry carries, with its turn.
+func usageOf(v any) (int, *contracts.Usage) {
+	switch p := v.(type) {
+	case *contracts.ToolInvoked:
+		return p.Turn, p.Usage
+	case *contracts.ToolCompleted:
+		return p.Turn, p.Usage
+	case *contracts.ToolRefused:
+		return p.Turn, p.Usage
+	case *contracts.ReportComposed:
+		return p.Turn, p.Usage
+	case *contracts.ClosingStatement:
+		return p.Turn, p.Usage
+	}
+	return 0, nil
 }

@@ -9,7 +9,11 @@ import (
 	"strings"
 )
 
-// ChatRequest is a chat-completions request as the server decoded it.
+// ChatRequest is a request as the server decoded it, in the vocabulary of
+// the OpenAI chat-completions format whatever the vendor: a system prompt is
+// a "system" message, a tool result a "tool" message naming its call, an
+// assistant's tool calls carry their arguments as JSON text. Vendor, Path and
+// Body keep what is particular to the vendor for tests that check it.
 type ChatRequest struct {
 	Model         string         `json:"model"`
 	Messages      []ChatMessage  `json:"messages"`
@@ -18,6 +22,12 @@ type ChatRequest struct {
 	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
 	// Header holds the request's HTTP headers (Authorization among them).
 	Header http.Header `json:"-"`
+	// Vendor is the wire format the request arrived in (VendorOpenAI, …).
+	Vendor string `json:"-"`
+	// Path is the request's URL path.
+	Path string `json:"-"`
+	// Body is the request body, verbatim.
+	Body json.RawMessage `json:"-"`
 }
 
 // StreamOptions is the request's stream_options object.

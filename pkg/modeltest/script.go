@@ -27,30 +27,36 @@ type Reply struct {
 	// when there are tool calls and "stop" otherwise.
 	FinishReason string
 
-	// Status, when neither 0 nor 200, answers with that HTTP status and an
-	// OpenAI-shaped error body {"error":{"message","type","param","code"}}.
+	// Status, when neither 0 nor 200, answers with that HTTP status and the
+	// vendor's error body (OpenAI: {"error":{"message","type","param","code"}};
+	// the others are described on NewAnthropic, NewGemini and NewOllama).
 	Status int
-	// ErrorCode is the error body's code (e.g. "invalid_api_key",
-	// "model_not_found", "insufficient_quota", "context_length_exceeded");
-	// empty sends a null code.
+	// ErrorCode is the vendor's error code: OpenAI's code (e.g.
+	// "invalid_api_key", "model_not_found", "insufficient_quota",
+	// "context_length_exceeded"; empty sends a null code), Anthropic's
+	// details.error_code, Gemini's ErrorInfo reason or QuotaFailure quotaId.
 	ErrorCode string
-	// ErrorType is the error body's type; empty picks the one OpenAI uses for
+	// ErrorType is the vendor's error type (OpenAI's type, Anthropic's
+	// error.type, Gemini's status); empty picks the one the vendor uses for
 	// the status.
 	ErrorType string
 	// ErrorMessage is the error body's message; empty writes a generic one.
 	ErrorMessage string
 
-	// TruncateStream drops the finish chunk, the usage chunk and the [DONE]
-	// marker of a streamed reply, as a connection cut short would; the SDK
-	// reports no error for it, so a client must notice on its own.
+	// TruncateStream ends a streamed reply before its terminal marker, as a
+	// connection cut short would: OpenAI's finish and usage chunks and
+	// [DONE], Anthropic's message_delta and message_stop, Gemini's finish
+	// chunk, Ollama's "done": true line. The SDKs report no error for it, so
+	// a client must notice on its own.
 	TruncateStream bool
-	// StreamError, when set, ends a streamed reply after its content chunks
-	// with an error event, data: {"error":{"message","type","code"}}, as
-	// OpenAI does when a call fails after the response began; ErrorCode,
-	// ErrorType and ErrorMessage fill the event.
+	// StreamError, when set, ends a streamed reply after its content with
+	// the vendor's in-stream error (OpenAI's data: {"error":…}, Anthropic's
+	// "event: error", Gemini's error chunk, Ollama's {"error":"…"} line), as
+	// when a call fails after the response began; ErrorCode, ErrorType and
+	// ErrorMessage fill it.
 	StreamError bool
-	// IgnoreStream answers a streaming request with one plain chat.completion
-	// JSON body, as some compatible servers do.
+	// IgnoreStream answers a streaming request with one buffered JSON body
+	// (Content-Type application/json), as some servers do.
 	IgnoreStream bool
 }
 
@@ -65,8 +71,11 @@ type ToolCall struct {
 
 // Usage is the token usage the replayed model reports.
 type Usage struct {
+	// PromptTokens counts the whole prompt, cached part included; each
+	// vendor's server reports it the way that vendor does.
 	PromptTokens     int64
 	CompletionTokens int64
-	// CachedTokens is reported as prompt_tokens_details.cached_tokens.
+	// CachedTokens is reported as OpenAI's prompt_tokens_details.cached_tokens,
+	// Anthropic's cache_read_input_tokens, Gemini's cachedContentTokenCount.
 	CachedTokens int64
 }

@@ -26,7 +26,10 @@ import (
 	"github.com/sondehq/sonde/pkg/artifacts"
 	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/executor/connections"
+	"github.com/sondehq/sonde/services/executor/internal/duckdb"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"github.com/sondehq/sonde/services/executor/internal/mssql"
+	"github.com/sondehq/sonde/services/executor/internal/postgres"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 	"github.com/sondehq/sonde/services/executor/internal/sqlite"
@@ -34,7 +37,10 @@ import (
 
 // Openers holds the engines this build can serve.
 var Openers = map[contracts.Engine]engine.Opener{
-	contracts.EngineSQLite: sqlite.OpenConnection,
+	contracts.EngineSQLite:   sqlite.OpenConnection,
+	contracts.EngineMSSQL:    mssql.OpenConnection,
+	contracts.EngineDuckDB:   duckdb.OpenConnection,
+	contracts.EnginePostgres: postgres.OpenConnection,
 }
 
 // ServiceName is the name of the executor of engine e in the NATS micro
@@ -231,7 +237,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		req.CorrelationID = newCorrelationID()
 	}
 
-	ereq := engine.Request{SQL: req.SQL, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
+	ereq := engine.Request{SQL: req.SQL, Params: req.Params, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
 		Limits: prof.limits(*req), Timeout: prof.deadline(*req)}
 	var (
 		res engine.Result

@@ -166,20 +166,20 @@ func TestExecResultBounds(t *testing.T) {
 	inspect.Profile, inspect.MaxRows = contracts.ProfileInspect, 200
 	reply = s.Exec(ctx, contracts.OpRead, inspect)
 	if reply.Status != contracts.ExecOK || reply.Artifact.Rows != 200 || !reply.Artifact.Truncated ||
-		len(reply.Artifact.TruncatedBy) != 1 || reply.Artifact.TruncatedBy[0] != "max_rows" {
+		len(reply.Artifact.TruncatedBy) != 1 || reply.Artifact.TruncatedBy[0] != "rows" {
 		t.Fatalf("201 rows, inspect: %+v", reply)
 	}
 	if art := store[contracts.ArtifactKey("run-1", reply.Artifact.CorrelationID)]; !art.Truncated || len(art.Data) != 200 {
 		t.Errorf("stored artifact: truncated %v, %d rows", art.Truncated, len(art.Data))
 	}
-	if !strings.Contains(reply.Text, "truncated by max_rows") {
+	if !strings.Contains(reply.Text, "truncated by rows") {
 		t.Errorf("text does not say it is truncated:\n%s", reply.Text)
 	}
 
 	wide.Profile = contracts.ProfileInspect
 	wide.MaxBytes = 256 << 10
 	reply = s.Exec(ctx, contracts.OpRead, wide)
-	if reply.Status != contracts.ExecOK || reply.Artifact.TruncatedBy[0] != "max_bytes" || reply.Artifact.Bytes > 256<<10 {
+	if reply.Status != contracts.ExecOK || reply.Artifact.TruncatedBy[0] != "answer_characters" || reply.Artifact.Bytes > 256<<10 {
 		t.Fatalf("300 KB, inspect: %+v", reply.Artifact)
 	}
 }
@@ -205,8 +205,8 @@ func TestExecErrors(t *testing.T) {
 	}
 
 	reply = s.Exec(ctx, contracts.OpRead, read("with x as (select 1) delete from orders"))
-	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBPermission {
-		t.Fatalf("authorizer: %+v", reply)
+	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.NotASelect {
+		t.Fatalf("WITH … DELETE: %+v", reply)
 	}
 }
 
@@ -507,5 +507,29 @@ func TestExecStoreFailure(t *testing.T) {
 	reply := s.Exec(context.Background(), contracts.OpRead, read("select 1"))
 	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBUnavailable || reply.Artifact != nil || reply.Statements != 1 {
 		t.Fatalf("reply %+v", reply)
+	}
+}
+
+// TestHandoverProfile: the editor replay reads up to 500 rows and 64 MiB,
+// refuses beyond, and sets no statement timeout of its own.
+func TestHandoverProfile(t *testing.T) {
+	s := newService(t, Config{Artifacts: memStore{}})
+	ctx := context.Background()
+	ok := read("select id from orders where id <= 500")
+	ok.Profile = contracts.ProfileAgentHandover
+	if reply := s.Exec(ctx, contracts.OpRead, ok); reply.Status != contracts.ExecOK || reply.Artifact.Rows != 500 || reply.Artifact.Truncated {
+		t.Fatalf("500 rows, handover: %+v", reply)
+	}
+	over := read("select id from orders where id <= 501")
+	over.Profile = contracts.ProfileAgentHandover
+	if reply := s.Exec(ctx, contracts.OpRead, over); reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.ResultTooLarge {
+		t.Fatalf("501 rows, handover: %+v", reply)
+	}
+	p := profiles[contracts.ProfileAgentHandover]
+	if d := p.deadline(contracts.ExecRequest{TimeoutMs: 1000}); d != 0 {
+		t.Fatalf("handover deadline %s, want none", d)
+	}
+	if l := p.limits(contracts.ExecRequest{}); l.MaxBytes != 64<<20 || l.Truncate {
+		t.Fatalf("handover limits %+v", l)
 	}
 }

@@ -7,6 +7,15 @@ import (
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
 
+// The inspect profile's bounds, which the direct-inspection surfaces (the
+// CLI's query and sqlite commands, POST /api/query) check their flags against.
+const (
+	InspectRows       = 200
+	InspectMaxRows    = 1000
+	InspectTimeout    = 5 * time.Second
+	InspectMaxTimeout = 10 * time.Second
+)
+
 // profile is how a read runs under one contracts.Profile.
 type profile struct {
 	// rows and bytes are the bounds used when the request asks for none, and
@@ -28,16 +37,16 @@ var profiles = map[contracts.Profile]profile{
 		rows: 200, maxRows: 200, bytes: 256 << 10, maxBytes: 256 << 10,
 		timeout: 10 * time.Second, maxTimeout: 10 * time.Second,
 	},
-	// A person replaying a run's statement in an editor: more rows, truncated,
-	// and a long backstop instead of the run's statement timeout.
+	// The editor's replay of a run's statement: more rows and bytes, still
+	// refused rather than truncated, and no statement timeout of its own
+	// (zero: the engine sets none; the read-only session still holds).
 	contracts.ProfileAgentHandover: {
-		rows: 500, maxRows: 500, bytes: 1 << 20, maxBytes: 1 << 20, truncate: true,
-		timeout: 5 * time.Minute, maxTimeout: 5 * time.Minute,
+		rows: 500, maxRows: 500, bytes: 64 << 20, maxBytes: 64 << 20,
 	},
 	// Direct reads from the CLI, MCP and HTTP: truncated with truncatedBy.
 	contracts.ProfileInspect: {
-		rows: 1000, maxRows: 10000, bytes: 1 << 20, maxBytes: 16 << 20, truncate: true,
-		timeout: 10 * time.Second, maxTimeout: 5 * time.Minute,
+		rows: InspectRows, maxRows: InspectMaxRows, bytes: 1 << 20, maxBytes: 1 << 20, truncate: true,
+		timeout: InspectTimeout, maxTimeout: InspectMaxTimeout,
 	},
 }
 

@@ -29,6 +29,7 @@ type availability struct {
 	demo     bool
 	reason   string
 	detail   string
+	tuning   *contracts.ModelTuning
 }
 
 // agentMemo holds the last availability answer.
@@ -50,6 +51,9 @@ func (g *Gateway) agentConfig(c echo.Context) error {
 	out := api.AgentConfig{Enabled: av.enabled, Provider: av.provider, Model: av.model, Demo: av.demo, Reason: av.reason}
 	if !av.enabled && a.Role == contracts.RoleAdmin {
 		out.Detail = av.detail
+	}
+	if a.Role == contracts.RoleAdmin {
+		out.ModelTuning = av.tuning
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -79,18 +83,48 @@ func (g *Gateway) probe(ctx context.Context) availability {
 		return availability{reason: contracts.CodeLedgerUnavailable,
 			detail: fmt.Sprintf("the ledger stream %s cannot be reached: %v", contracts.LedgerStream, err)}
 	}
-	reply, err := g.probeModel(ctx)
+	reply, err := g.probeModel(ctx, contracts.ModelProbeRequest{}, probeTimeout)
 	if err != nil {
-		return availability{reason: contracts.CodeNoModelConfigured, detail: err.Error()}
+		return availability{reason: contracts.CodeNoModelConfigured, detail: err.Error(), tuning: reply.Tuning}
 	}
-	return availability{enabled: true, provider: reply.Provider, model: reply.Model, demo: reply.Demo}
+	return availability{enabled: true, provider: reply.Provider, model: reply.Model, demo: reply.Demo, tuning: reply.Tuning}
+}
+
+// capabilityRefusal is an agent run refused because the probe established
+// the model unable to do the job; it is answered 422 with the probe's words.
+type capabilityRefusal struct{ body api.AgentModelRefusal }
+
+func (e *capabilityRefusal) Error() string {
+	return "model refused by the capability probe: " + e.body.Error
+}
+
+// capabilityGate refuses an agent run on a model the capability probe
+// established as unable to call tools, honour a schema or stream. Planning
+// runs are toolless and never probed. Everything the probe merely failed on
+// (no answer, a bad key, a quota, a 5xx) starts as before: the drive then
+// records what happened.
+func (g *Gateway) capabilityGate(ctx context.Context, mode contracts.Mode) error {
+	if mode != contracts.ModeAgent {
+		return nil
+	}
+	reply, err := g.probeModel(ctx, contracts.ModelProbeRequest{Capabilities: true}, capabilityProbeTimeout)
+	if err != nil || len(reply.Missing) == 0 {
+		return nil
+	}
+	g.log.Warn("agent run refused by the capability probe", "provider", reply.Provider, "model", reply.Model,
+		"missing", reply.Missing, "disproved", reply.Disproved)
+	disproved := reply.Disproved
+	if disproved == nil {
+		disproved = []string{}
+	}
+	return &capabilityRefusal{body: api.AgentModelRefusal{Error: reply.Message, Missing: reply.Missing, Disproved: disproved, Mode: mode}}
 }
 
 // probeModel asks modelturn's capability probe. No responder, no answer in
 // time, or an answer carrying a failure all mean no usable model.
-func (g *Gateway) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
+func (g *Gateway) probeModel(ctx context.Context, req contracts.ModelProbeRequest, probeTimeout time.Duration) (contracts.ModelProbeReply, error) {
 	var reply contracts.ModelProbeReply
-	body, err := json.Marshal(contracts.ModelProbeRequest{})
+	body, err := json.Marshal(req)
 	if err != nil {
 		return reply, fmt.Errorf("encode model probe: %w", err)
 	}

@@ -27,7 +27,10 @@ const DefaultListen = "127.0.0.1:8080"
 const (
 	runCommandTimeout = 10 * time.Second
 	probeTimeout      = 3 * time.Second
-	shutdownGrace     = 10 * time.Second
+	// capabilityProbeTimeout bounds the start path's capability probe, one
+	// model call (cached once positive); past it the run starts as before.
+	capabilityProbeTimeout = 30 * time.Second
+	shutdownGrace          = 10 * time.Second
 )
 
 // Config configures a Gateway.

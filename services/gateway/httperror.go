@@ -21,6 +21,13 @@ func (g *Gateway) handleError(err error, c echo.Context) {
 		g.log.Warn("error after response started", "path", c.Request().URL.Path, "err", err)
 		return
 	}
+	var refusal *capabilityRefusal
+	if errors.As(err, &refusal) {
+		if err := c.JSON(http.StatusUnprocessableEntity, refusal.body); err != nil {
+			g.log.Warn("write error answer", "err", err)
+		}
+		return
+	}
 	he := asHTTPError(err)
 	if he.status >= http.StatusInternalServerError && he.body.Code == contracts.CodeInternal {
 		g.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)

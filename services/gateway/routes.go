@@ -27,5 +27,6 @@ func (g *Gateway) routes() http.Handler {
 	e.GET(api.PathRuns+"/:id/stream", g.streamRun, auth)
 	e.GET(api.PathRuns+"/:id/artifacts/:cid", g.getArtifact, auth)
 	e.GET(api.PathConnections, g.listConnections, auth)
+	e.POST(api.PathQuery, g.query, auth)
 	return e
 }

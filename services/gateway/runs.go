@@ -80,6 +80,9 @@ func (g *Gateway) start(ctx context.Context, a contracts.Actor, req api.StartRun
 	if err := g.checkConnection(ctx, req.ConnectionID); err != nil {
 		return api.StartRunResponse{}, err
 	}
+	if err := g.capabilityGate(ctx, req.Mode); err != nil {
+		return api.StartRunResponse{}, err
+	}
 	cmd := contracts.StartRun{
 		RunID:         newRunID(),
 		Mode:          req.Mode,

@@ -1,9 +1,12 @@
 package modelturn
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // The providers New accepts.
@@ -14,35 +17,85 @@ const (
 	// ProviderOpenAI is the OpenAI chat-completions API or a server
 	// compatible with it (LLM_API_URL).
 	ProviderOpenAI = "openai"
+	// ProviderAnthropic is the Anthropic Messages API.
+	ProviderAnthropic = "anthropic"
+	// ProviderGemini is the Gemini API.
+	ProviderGemini = "gemini"
+	// ProviderOllama is Ollama's native chat API.
+	ProviderOllama = "ollama"
 	// ProviderDemo replays a recorded investigation of the demo shop
 	// database; replies are marked Demo.
 	ProviderDemo = "demo"
 )
 
+// DefaultTurnTimeout bounds one model call when AGENT_MODEL_TURN_TIMEOUT_MS
+// is unset.
+const DefaultTurnTimeout = 90 * time.Second
+
 // Config selects and configures the model provider.
 type Config struct {
-	// Provider is ProviderNone, ProviderOpenAI or ProviderDemo.
+	// Provider is one of the Provider constants.
 	Provider string
-	// Model names the model (required for openai; ignored for demo).
+	// Model names the model (required for every provider but demo).
 	Model string
 	// APIKey authenticates with the provider. It is the only credential ever
-	// sent: the SDK's own environment variables are never read.
+	// sent: the SDKs' own environment variables are never read.
 	APIKey string
-	// APIURL is the provider's API root, e.g. "http://localhost:11434/v1";
-	// empty means the provider's own.
+	// APIURL is the provider's API root in the form its SDK takes:
+	// "http://host:port/v1" for OpenAI-compatible servers, "http://host:port"
+	// for Anthropic, Gemini and Ollama; empty means the provider's own.
 	APIURL string
+	// TurnTimeout bounds one model call; zero means DefaultTurnTimeout. It is
+	// capped at MaxTurnTimeout.
+	TurnTimeout time.Duration
+	// TuningPath is the operator's model-tuning document
+	// (AGENT_MODEL_TUNING_PATH); empty means none.
+	TuningPath string
+	// Warnings are configuration values ConfigFromEnv ignored; New logs them.
+	Warnings []string
 	// Logger receives the service's log, vendor error text included; nil
 	// means slog.Default().
 	Logger *slog.Logger
 }
 
-// ConfigFromEnv reads LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL,
-// and nothing else: OPENAI_API_KEY, OPENAI_BASE_URL and the like are ignored.
+// ConfigFromEnv reads LLM_PROVIDER, LLM_MODEL, LLM_API_KEY, LLM_API_URL,
+// AGENT_MODEL_TURN_TIMEOUT_MS and AGENT_MODEL_TUNING_PATH, and nothing else:
+// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, GOOGLE_* and the like
+// are ignored. A turn timeout that is not a positive whole number of
+// milliseconds is ignored (the default stands) and noted in Warnings.
 func ConfigFromEnv() Config {
-	return Config{
-		Provider: strings.ToLower(strings.TrimSpace(os.Getenv("LLM_PROVIDER"))),
-		Model:    strings.TrimSpace(os.Getenv("LLM_MODEL")),
-		APIKey:   strings.TrimSpace(os.Getenv("LLM_API_KEY")),
-		APIURL:   strings.TrimSpace(os.Getenv("LLM_API_URL")),
+	cfg := Config{
+		Provider:   strings.ToLower(strings.TrimSpace(os.Getenv("LLM_PROVIDER"))),
+		Model:      strings.TrimSpace(os.Getenv("LLM_MODEL")),
+		APIKey:     strings.TrimSpace(os.Getenv("LLM_API_KEY")),
+		APIURL:     strings.TrimSpace(os.Getenv("LLM_API_URL")),
+		TuningPath: strings.TrimSpace(os.Getenv("AGENT_MODEL_TUNING_PATH")),
 	}
+	if raw := strings.TrimSpace(os.Getenv("AGENT_MODEL_TURN_TIMEOUT_MS")); raw != "" {
+		ms, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || ms <= 0 {
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
+				"AGENT_MODEL_TURN_TIMEOUT_MS=%q is not a positive whole number of milliseconds; ignored, the default %d stands",
+				raw, DefaultTurnTimeout.Milliseconds()))
+		} else {
+			cfg.TurnTimeout = time.Duration(min(ms, MaxTurnTimeout.Milliseconds())) * time.Millisecond
+			if ms > MaxTurnTimeout.Milliseconds() {
+				cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
+					"AGENT_MODEL_TURN_TIMEOUT_MS=%d is above the ceiling of %d (just under half the smallest workflow deadline); capped",
+					ms, MaxTurnTimeout.Milliseconds()))
+			}
+		}
+	}
+	return cfg
+}
+
+// turnTimeout is the configured bound on one call.
+func (c Config) turnTimeout() time.Duration {
+	switch {
+	case c.TurnTimeout <= 0:
+		return DefaultTurnTimeout
+	case c.TurnTimeout > MaxTurnTimeout:
+		return MaxTurnTimeout
+	}
+	return c.TurnTimeout
 }

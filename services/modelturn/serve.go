@@ -1,6 +1,8 @@
 package modelturn
 
 import (
+	"time"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,6 +58,12 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 		_ = svc.Stop()
 		s.cancel()
 		return fmt.Errorf("modelturn: endpoint probe: %w", err)
+	}
+	// The endpoints are live once the server has seen their subscriptions.
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
+		_ = svc.Stop()
+		s.cancel()
+		return fmt.Errorf("modelturn: flush subscriptions: %w", err)
 	}
 	s.nc, s.svc = nc, svc
 	s.log.Info("modelturn started", "provider", s.provider, "model", s.model, "demo", s.demo)
@@ -126,16 +134,33 @@ func (s *Service) stopping() contracts.ModelTurnReply {
 			Message: "the model-turn service is stopping"}}
 }
 
+// handleProbe answers a probe on a goroutine of its own: a capability probe
+// is a model call.
 func (s *Service) handleProbe(req micro.Request) {
+	var in contracts.ModelProbeRequest
+	_ = json.Unmarshal(req.Data(), &in) // an empty or undecodable body asks for no capabilities
 	s.mu.Lock()
 	ctx := s.ctx
+	if s.stopped {
+		s.mu.Unlock()
+		_ = req.RespondJSON(contracts.ModelProbeReply{Provider: s.provider, Model: s.model, Demo: s.demo,
+			Failure: &contracts.ModelFailure{Reason: contracts.ReasonModelUnavailable, Retryable: true, Message: "the model-turn service is stopping"}})
+		return
+	}
+	s.wg.Add(1)
 	s.mu.Unlock()
-	_ = req.RespondJSON(s.Probe(ctx))
+	go func() {
+		defer s.wg.Done()
+		_ = req.RespondJSON(s.Probe(ctx, in))
+	}()
 }
 
 // deltas returns the function that publishes a turn's text deltas, or nil
 // when the service is not connected or the run id cannot name a subject.
 func (s *Service) deltas(req contracts.ModelTurnRequest) func(string) {
+	if s.onDelta != nil {
+		return s.onDelta
+	}
 	s.mu.Lock()
 	nc := s.nc
 	s.mu.Unlock()

@@ -8,7 +8,6 @@ package modelturn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -19,13 +18,28 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/demoscript"
 	"github.com/sondehq/sonde/pkg/modeltest"
+	"github.com/sondehq/sonde/pkg/policy"
+	"github.com/sondehq/sonde/services/modelturn/internal/anthropicmsg"
 	"github.com/sondehq/sonde/services/modelturn/internal/failure"
+	"github.com/sondehq/sonde/services/modelturn/internal/geminichat"
+	"github.com/sondehq/sonde/services/modelturn/internal/ollamachat"
 	"github.com/sondehq/sonde/services/modelturn/internal/openaichat"
 )
 
-// MaxTurnTimeout is the service's ceiling on one model call; a request's
-// TimeoutMs can only shorten it.
-const MaxTurnTimeout = 90 * time.Second
+// MaxTurnTimeout is the ceiling on one model call, whatever
+// AGENT_MODEL_TURN_TIMEOUT_MS says: just under half the smallest workflow
+// deadline, because a run has to be able to take two turns to finish.
+var MaxTurnTimeout = maxTurnTimeout()
+
+func maxTurnTimeout() time.Duration {
+	smallest := int64(0)
+	for _, w := range contracts.WorkflowTypes {
+		if b, ok := policy.Budget(w); ok && (smallest == 0 || b.DeadlineMs < smallest) {
+			smallest = b.DeadlineMs
+		}
+	}
+	return time.Duration(smallest/2)*time.Millisecond - time.Second
+}
 
 // DemoModel is the model name demo replies carry.
 const DemoModel = demoscript.Model
@@ -35,14 +49,15 @@ const DemoModel = demoscript.Model
 const maxConcurrentTurns = 64
 
 // demoChunkDelay paces the demo's streamed chunks so a console shows the
-// text arriving as a real model's would.
+// text arrive as a real model's would.
 const demoChunkDelay = 15 * time.Millisecond
 
-const unconfiguredMessage = "no model is configured: set LLM_PROVIDER (openai, or demo for the recorded demonstration), " +
-	"LLM_MODEL and LLM_API_KEY (and LLM_API_URL for a compatible server)"
+const unconfiguredMessage = "no model is configured: set LLM_PROVIDER (openai, anthropic, gemini, ollama, or demo for the recorded demonstration), " +
+	"LLM_MODEL and LLM_API_KEY (and LLM_API_URL for a server of your own)"
 
-// turner makes one model call.
-type turner interface {
+// adapter makes one model call to one vendor. Every provider has one, in
+// internal/<vendor>; each classifies its failures as *failure.Error.
+type adapter interface {
 	Turn(ctx context.Context, req contracts.ModelTurnRequest, onDelta func(text string)) (contracts.ModelTurnReply, error)
 }
 
@@ -51,10 +66,16 @@ type turner interface {
 type Service struct {
 	provider string
 	model    string
+	apiURL   string
 	demo     bool
-	client   turner // nil when no model is configured
+	client   adapter // nil when no model is configured
+	timeout  time.Duration
+	tuning   contracts.ModelTuning
+	retry    retryPolicy
 	log      *slog.Logger
-	replay   *modeltest.OpenAIServer // the demo's replay server
+	replay   *modeltest.Server // the demo's replay server
+	probes   probeCache
+	onDelta  func(string) // tests: receives deltas in place of NATS
 
 	mu      sync.Mutex
 	nc      *nats.Conn
@@ -76,40 +97,94 @@ func New(cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{provider: cfg.Provider, log: log.With("service", "modelturn"), sem: make(chan struct{}, maxConcurrentTurns)}
+	s := &Service{provider: cfg.Provider, apiURL: cfg.APIURL, log: log.With("service", "modelturn"),
+		sem: make(chan struct{}, maxConcurrentTurns), timeout: cfg.turnTimeout(), retry: defaultRetry}
+	for _, w := range cfg.Warnings {
+		s.log.Warn(w)
+	}
+	var err error
 	switch cfg.Provider {
 	case ProviderNone:
 		s.log.Warn("no model is configured; every turn will fail until LLM_PROVIDER is set")
-		return s, nil
-	case ProviderOpenAI:
-		if cfg.Model == "" {
-			return nil, errors.New("modelturn: LLM_MODEL is required for the openai provider")
-		}
-		if cfg.APIKey == "" && cfg.APIURL == "" {
-			return nil, errors.New("modelturn: LLM_API_KEY is required for the OpenAI API (set LLM_API_URL for a compatible server that needs none)")
-		}
-		c, err := openaichat.New(openaichat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Logger: s.log})
-		if err != nil {
-			return nil, fmt.Errorf("modelturn: %w", err)
-		}
-		s.model, s.client = cfg.Model, c
 	case ProviderDemo:
-		replay, err := modeltest.NewOpenAI(demoscript.New(),
-			modeltest.WithoutRecording(), modeltest.WithChunkDelay(demoChunkDelay), modeltest.WithLogger(s.log))
-		if err != nil {
-			return nil, fmt.Errorf("modelturn: demo: %w", err)
-		}
-		c, err := openaichat.New(openaichat.Config{Model: DemoModel, APIKey: "sonde-demo", BaseURL: replay.URL(), Logger: s.log})
-		if err != nil {
-			_ = replay.Close()
-			return nil, fmt.Errorf("modelturn: demo: %w", err)
-		}
-		s.model, s.demo, s.client, s.replay = DemoModel, true, c, replay
-		s.log.Info("demo provider: runs are driven by a recorded investigation, not a model", "model", DemoModel)
+		err = s.startDemo()
+	case ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOllama:
+		s.model = cfg.Model
+		s.tuning = resolveTuning(cfg.TuningPath, cfg.Model)
+		s.client, err = newAdapter(cfg, s.tuning, s.log)
 	default:
-		return nil, fmt.Errorf("modelturn: unknown LLM_PROVIDER %q (want openai or demo)", cfg.Provider)
+		return nil, fmt.Errorf("modelturn: unknown LLM_PROVIDER %q (want openai, anthropic, gemini, ollama or demo)", cfg.Provider)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Provider != ProviderDemo && cfg.Provider != ProviderNone {
+		s.logTuning()
 	}
 	return s, nil
+}
+
+// newAdapter builds the adapter of cfg's provider.
+func newAdapter(cfg Config, tuning contracts.ModelTuning, log *slog.Logger) (adapter, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("modelturn: LLM_MODEL is required for the %s provider", cfg.Provider)
+	}
+	keyless := cfg.Provider == ProviderOllama || cfg.APIURL != ""
+	if cfg.APIKey == "" && !keyless {
+		return nil, fmt.Errorf("modelturn: LLM_API_KEY is required for the %s provider's public API (set LLM_API_URL for a server that needs none)", cfg.Provider)
+	}
+	var (
+		a   adapter
+		err error
+	)
+	switch cfg.Provider {
+	case ProviderOpenAI:
+		a, err = openaichat.New(openaichat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Logger: log})
+	case ProviderAnthropic:
+		a, err = anthropicmsg.New(anthropicmsg.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Logger: log})
+	case ProviderGemini:
+		a, err = geminichat.New(geminichat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Logger: log})
+	case ProviderOllama:
+		numCtx := 0
+		if tuning.Settings != nil {
+			numCtx = tuning.Settings.NumCtx
+		}
+		a, err = ollamachat.New(ollamachat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, NumCtx: numCtx, Logger: log})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("modelturn: %w", err)
+	}
+	return a, nil
+}
+
+// startDemo starts the in-process replay server and points the openai
+// adapter at it.
+func (s *Service) startDemo() error {
+	replay, err := modeltest.NewOpenAI(demoScript{demoscript.New()},
+		modeltest.WithoutRecording(), modeltest.WithChunkDelay(demoChunkDelay), modeltest.WithLogger(s.log))
+	if err != nil {
+		return fmt.Errorf("modelturn: demo: %w", err)
+	}
+	c, err := openaichat.New(openaichat.Config{Model: DemoModel, APIKey: "sonde-demo", BaseURL: replay.URL(), Logger: s.log})
+	if err != nil {
+		_ = replay.Close()
+		return fmt.Errorf("modelturn: demo: %w", err)
+	}
+	s.model, s.demo, s.client, s.replay = DemoModel, true, c, replay
+	s.tuning = resolveTuning("", DemoModel)
+	s.log.Info("demo provider: runs are driven by a recorded investigation, not a model", "model", DemoModel)
+	return nil
+}
+
+// logTuning says what became of the operator's tuning document.
+func (s *Service) logTuning() {
+	t := s.tuning
+	switch t.State {
+	case contracts.TuningApplied:
+		s.log.Info("model tuning applied", "path", t.Path, "digest", t.Digest, "settingsSource", t.SettingsSource)
+	case contracts.TuningIgnored:
+		s.log.Warn("model tuning ignored; the shipped settings stand", "path", t.Path, "reason", t.Reason)
+	}
 }
 
 // Configured reports the provider and model the service calls, whether they
@@ -119,43 +194,38 @@ func (s *Service) Configured() (provider, model string, demo bool, ok bool) {
 }
 
 // Turn makes one model call, bounded by the smaller of req.TimeoutMs and
-// MaxTurnTimeout. Text deltas are published on the run's delta subject once
-// the service is started. A failure is carried in the reply, never returned.
+// the configured turn timeout (AGENT_MODEL_TURN_TIMEOUT_MS). A retryable
+// failure is tried again under the service's retry policy (see retry.go)
+// while the bound allows. Text deltas are published on the run's delta
+// subject once the service is started. A failure is carried in the reply,
+// never returned.
 func (s *Service) Turn(ctx context.Context, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
 	reply := contracts.ModelTurnReply{Provider: s.provider, Model: s.model, Demo: s.demo}
 	if s.client == nil {
 		reply.Failure = &contracts.ModelFailure{Reason: contracts.ReasonModelUnavailable, Message: unconfiguredMessage}
 		return reply
 	}
-	timeout := MaxTurnTimeout
+	timeout := s.timeout
 	if req.TimeoutMs > 0 {
 		timeout = min(timeout, time.Duration(req.TimeoutMs)*time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	out, err := s.client.Turn(ctx, req, s.deltas(req))
+	out, attempts, err := s.retry.do(ctx, func(ctx context.Context, onDelta func(string)) (contracts.ModelTurnReply, error) {
+		return s.client.Turn(ctx, req, onDelta)
+	}, s.deltas(req))
 	if err != nil {
 		f := failure.As(err)
 		reply.Failure = f.Model()
 		s.log.Warn("model turn failed", "runId", req.RunID, "turn", req.Turn, "provider", s.provider, "model", s.model,
-			"reason", f.Reason, "retryable", f.Retryable, "ms", time.Since(start).Milliseconds())
+			"reason", f.Reason, "retryable", f.Retryable, "attempts", attempts, "ms", time.Since(start).Milliseconds())
 		return reply
 	}
 	out.Provider, out.Model, out.Demo = reply.Provider, reply.Model, reply.Demo
 	s.log.Info("model turn", "runId", req.RunID, "turn", req.Turn, "provider", s.provider, "model", s.model,
-		"finishReason", out.FinishReason, "toolCalls", len(out.ToolCalls),
+		"finishReason", out.FinishReason, "toolCalls", len(out.ToolCalls), "attempts", attempts,
 		"inputTokens", out.Usage.InputTokens, "outputTokens", out.Usage.OutputTokens, "cachedTokens", out.Usage.CachedTokens,
 		"ms", time.Since(start).Milliseconds())
 	return out
-}
-
-// Probe answers what the configured model is, or the failure when there is
-// none. It does not yet call the model.
-func (s *Service) Probe(ctx context.Context) contracts.ModelProbeReply {
-	reply := contracts.ModelProbeReply{Provider: s.provider, Model: s.model, Demo: s.demo}
-	if s.client == nil {
-		reply.Failure = &contracts.ModelFailure{Reason: contracts.ReasonModelUnavailable, Message: unconfiguredMessage}
-	}
-	return reply
 }

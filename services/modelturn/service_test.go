@@ -63,7 +63,7 @@ func TestUnconfiguredServiceAnswersEveryTurnWithAFailure(t *testing.T) {
 		!strings.HasPrefix(f.Message, "no model is configured: set LLM_PROVIDER") {
 		t.Fatalf("reply %+v", reply)
 	}
-	if p := s.Probe(context.Background()); p.Failure == nil || p.Failure.Reason != contracts.ReasonModelUnavailable {
+	if p := s.Probe(context.Background(), contracts.ModelProbeRequest{}); p.Failure == nil || p.Failure.Reason != contracts.ReasonModelUnavailable {
 		t.Fatalf("probe %+v", p)
 	}
 }

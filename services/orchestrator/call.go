@@ -38,8 +38,10 @@ func rawArgs(s string) json.RawMessage {
 }
 
 // call handles one tool call of a turn. done reports that the run ended.
-func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall) (done bool, err error) {
-	tc := contracts.ToolCall{Turn: turn, CallID: mc.ID, Tool: mc.Name, Arguments: rawArgs(mc.Arguments)}
+// usage, when set, is the turn's token usage, recorded on the call's first
+// entry.
+func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, usage *contracts.Usage) (done bool, err error) {
+	tc := contracts.ToolCall{Turn: turn, CallID: mc.ID, Tool: mc.Name, Arguments: rawArgs(mc.Arguments), Usage: usage}
 	if tc.CallID == "" {
 		tc.CallID = fmt.Sprintf("call_%d_%d", turn, len(d.entries))
 	}
@@ -126,6 +128,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	if err := d.append(ctx, contracts.KindToolInvoked, inv); err != nil {
 		return err
 	}
+	tc.Usage = nil // recorded once, on the invocation
 	if hook := d.s.cfg.AfterInvoke; hook != nil {
 		hook(d.runID, inv)
 		if ctx.Err() != nil {

@@ -180,10 +180,19 @@ func (d *drive) run(ctx context.Context) error {
 	if err != nil {
 		return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), "No usable model: check the LLM_* settings.", rec.Status == contracts.StatusRunning)
 	}
-	if err := d.append(ctx, contracts.KindDriverResolved, contracts.DriverResolved{
-		Provider: probe.Provider, Model: probe.Model, Demo: probe.Demo, SettingsSource: "bundled",
+	resolved := contracts.DriverResolved{
+		Provider: probe.Provider, Model: probe.Model, Demo: probe.Demo, SettingsSource: contracts.SettingsBundled,
 		Drive: rec.Drives + 1, Orchestrator: d.s.cfg.Name,
-	}); err != nil {
+	}
+	if t := probe.Tuning; t != nil && t.SettingsSource != "" {
+		// Where this model's settings came from: the shipped document, the
+		// operator's (path and digest), or the operator's, ignored.
+		resolved.SettingsSource = t.SettingsSource
+		if t.SettingsSource != contracts.SettingsBundled || t.State == contracts.TuningApplied {
+			resolved.SettingsPath, resolved.SettingsDigest = t.Path, t.Digest
+		}
+	}
+	if err := d.append(ctx, contracts.KindDriverResolved, resolved); err != nil {
 		return err
 	}
 
@@ -271,9 +280,11 @@ func (d *drive) loop(ctx context.Context) error {
 			d.remaining() <= time.Duration(b.ReportReserveMs)*time.Millisecond
 		reply, err := d.s.modelTurn(ctx, contracts.ModelTurnRequest{
 			RunID: d.runID, Turn: turn,
-			Messages:  transcript(d.entries, reserve),
-			Tools:     specsFor(d.header.Tools),
-			TimeoutMs: min(b.ModelTurnTimeoutMs, d.remaining().Milliseconds()),
+			Messages: transcript(d.entries, reserve),
+			Tools:    specsFor(d.header.Tools),
+			// modelturn bounds one call by its own AGENT_MODEL_TURN_TIMEOUT_MS
+			// (default: the budget's 90 s); the run's remaining time bounds it too.
+			TimeoutMs: d.remaining().Milliseconds(),
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -284,8 +295,9 @@ func (d *drive) loop(ctx context.Context) error {
 			}
 			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), failureDetail(reasonOf(err)), true)
 		}
+		usage := reply.Usage // carried by the turn's first entry; the fold counts a turn once
 		if len(reply.ToolCalls) == 0 {
-			if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text}); err != nil {
+			if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text, Usage: &usage}); err != nil {
 				return err
 			}
 			textOnly++
@@ -295,11 +307,15 @@ func (d *drive) loop(ctx context.Context) error {
 			continue
 		}
 		textOnly = 0
-		for _, tc := range reply.ToolCalls {
+		for i, tc := range reply.ToolCalls {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			done, err := d.call(ctx, turn, tc)
+			var u *contracts.Usage
+			if i == 0 {
+				u = &usage
+			}
+			done, err := d.call(ctx, turn, tc, u)
 			if err != nil || done {
 				return err
 			}

@@ -50,10 +50,10 @@ type Connection struct {
 	// a relative path absolute against the connections file's directory.
 	Path string
 	// Readable lists the table patterns a statement may read; empty means
-	// every table. Parsed and validated, NOT YET ENFORCED by any executor.
+	// every table. Enforced by every engine's guard (pkg/guard).
 	Readable []string
 	// LargeTables maps a table to the column a statement must bound from
-	// below. Parsed and validated, NOT YET ENFORCED by any executor.
+	// below. Enforced by every engine's guard (pkg/guard).
 	LargeTables map[string]string
 	// Description is shown to callers.
 	Description string

@@ -73,6 +73,24 @@ type AgentConfig struct {
 	Reason string `json:"reason,omitempty"`
 	// Detail explains Reason; it is sent to admin actors only.
 	Detail string `json:"detail,omitempty"`
+	// ModelTuning says what became of the operator's model-tuning document
+	// (AGENT_MODEL_TUNING_PATH): applied, ignored (with the reason) or unset.
+	// It is sent to admin actors only.
+	ModelTuning *contracts.ModelTuning `json:"modelTuning,omitempty"`
+}
+
+// AgentModelRefusal is the 422 answer to starting an agent run on a model
+// the capability probe established unable to do the job.
+type AgentModelRefusal struct {
+	// Error is the probe's sentence; it names the model.
+	Error string `json:"error"`
+	// Missing are the capabilities the run needed and did not get
+	// (toolCalling, structuredOutput, streaming).
+	Missing []string `json:"missing"`
+	// Disproved are the capabilities the probe watched fail.
+	Disproved []string `json:"disproved"`
+	// Mode is the mode the refusal is about.
+	Mode contracts.Mode `json:"mode"`
 }
 
 // StartRunRequest is the body of POST /api/agent/runs. Unknown fields are

@@ -90,7 +90,7 @@ func TestRefusalsReachTheModelAndTheRunRecovers(t *testing.T) {
 		t.Fatalf("report %+v does not cite %s", rec.Report, goodID)
 	}
 	// Every refusal told the model how to fix it.
-	reqs := s.Model.Requests()
+	reqs := modelRequests(s)
 	for i, r := range reqs[1:6] {
 		res := r.LastToolResults()
 		if len(res) != 1 || !strings.Contains(res[0].Content, "Refused") && !strings.Contains(res[0].Content, "database failed") && !strings.Contains(res[0].Content, "Result stored as") {
@@ -144,7 +144,7 @@ func TestModelThatNeverReportsEndsUnanswered(t *testing.T) {
 		t.Fatalf("verdict %+v", v)
 	}
 	// The nudge reached the model between the two prose turns.
-	reqs := s.Model.Requests()
+	reqs := modelRequests(s)
 	if len(reqs) != 2 || !strings.Contains(reqs[1].LastUserText(), "compose_report") {
 		t.Fatalf("%d requests; second ends with %q", len(reqs), reqs[len(reqs)-1].LastUserText())
 	}

@@ -241,7 +241,7 @@ func TestResumeAfterOrchestratorStopsMidStep(t *testing.T) {
 		t.Fatalf("the database saw the interrupted statement %d times", seen[step])
 	}
 	// What the model read is fenced: as many closing markers as openings.
-	for _, req := range s.Model.Requests() {
+	for _, req := range modelRequests(s) {
 		all := ""
 		for _, m := range req.Messages {
 			all += m.Content

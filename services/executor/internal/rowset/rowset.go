@@ -17,10 +17,11 @@ import (
 	"github.com/sondehq/sonde/contracts"
 )
 
-// Truncation reasons, as ArtifactSummary.TruncatedBy names them.
+// Truncation reasons, as ArtifactSummary.TruncatedBy names them: the row
+// bound, or the size of the answer (its JSON encoding).
 const (
-	ByRows  = "max_rows"
-	ByBytes = "max_bytes"
+	ByRows  = "rows"
+	ByBytes = "answer_characters"
 )
 
 // Limits bound a result.

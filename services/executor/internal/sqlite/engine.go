@@ -1,26 +1,33 @@
 // Package sqlite is the SQLite engine of the executor: it opens a database
-// file so that SQLite itself holds it read-only, guards each statement, runs
-// it under a deadline and collects its rows under a profile's bounds.
+// file so that SQLite itself holds it read-only, guards each statement with
+// SQLite's own compiler (pkg/guard/sqlite), runs it under a deadline with
+// its parameters bound separately, and collects its rows under a profile's
+// bounds.
 //
 // What holds a connection read-only, outermost first:
-//   - CheckRead: one statement, starting with SELECT or WITH, checked before
-//     anything reaches SQLite (the driver would run every statement of a
-//     multi-statement text);
-//   - the authorizer (policy), installed on every connection this engine
-//     opens, which SQLite consults while compiling: only reads compile;
+//   - the guard: one statement (SQLite's own reading proves it), a SELECT,
+//     allowlisted functions, readable tables, large tables bounded, refused
+//     with a code before anything runs (the driver would run every statement
+//     of a multi-statement text);
+//   - the authorizer (guardsqlite.Authorizer), installed on every connection
+//     this engine opens and consulted by SQLite whenever it compiles, also
+//     while a statement runs: only reads of readable tables, allowlisted
+//     functions and the metadata pragmas compile;
 //   - mode=ro: the file is opened read-only, so a write fails with
 //     SQLITE_READONLY whatever compiled (never immutable=1, which would let
 //     SQLite read a file another process changes as if it were constant);
-//   - query_only and trusted_schema=OFF pragmas, and limits on the length of
-//     values and statements and on attached databases.
+//   - query_only and trusted_schema=OFF pragmas, and sqlite3_limit bounds on
+//     statement length, values, parameters and attached databases.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,8 +35,11 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	guardsqlite "github.com/sondehq/sonde/pkg/guard/sqlite"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"github.com/sondehq/sonde/services/executor/internal/refuse"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -39,21 +49,32 @@ import (
 // one engine.
 const MaxConns = 8
 
-// Per-connection limits (sqlite3_limit).
+// Limits on a read, refused before SQLite sees the statement (SQL, parameters,
+// columns) or enforced by SQLite itself (sqlite3_limit: values).
 const (
-	maxValueBytes = 32 << 20 // longest string or BLOB a statement may build or read
-	maxSQLBytes   = 1 << 20  // longest statement text
+	MaxSQLBytes    = 64 << 10 // statement text
+	MaxParams      = 128      // parameters bound to one statement
+	MaxParamBytes  = 64 << 10 // their data, all together
+	MaxColumns     = 128      // result columns
+	MaxValueBytes  = 1 << 20  // longest string or BLOB a statement may build or read, and a row
+	limitSQLLength = MaxSQLBytes + 16
 )
+
+// DefaultSchema is the schema an unqualified SQLite table name is in.
+const DefaultSchema = "main"
 
 // Engine reads one SQLite database file. It is safe for concurrent use.
 type Engine struct {
-	db *sql.DB
+	db     *sql.DB
+	policy guard.Policy
 }
 
 // Open opens the database file at path read-only and checks that it is a
-// SQLite database. The engine's connections come from a driver of its own,
-// so the authorizer installed on them applies to nothing else in the process.
-func Open(ctx context.Context, path string) (*Engine, error) {
+// SQLite database; p's readable and large tables hold every read (its
+// DefaultSchema is always main). The engine's connections come from a driver
+// of its own, so the authorizer installed on them applies to nothing else in
+// the process.
+func Open(ctx context.Context, path string, p guard.Policy) (*Engine, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
@@ -65,23 +86,37 @@ func Open(ctx context.Context, path string) (*Engine, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("sqlite: %s is not a regular file", abs)
 	}
+	p.DefaultSchema = DefaultSchema
 	drv := &sqlite.Driver{}
 	drv.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
 		reg, ok := conn.(sqlite.AuthorizerRegisterer)
 		if !ok {
 			return errors.New("sqlite: the driver offers no authorizer")
 		}
-		return reg.RegisterAuthorizer(policy(nil))
+		return reg.RegisterAuthorizer(guardsqlite.Authorizer(p, nil))
 	})
 	db := sql.OpenDB(connector{drv: drv, dsn: dsn(abs)})
 	db.SetMaxOpenConns(MaxConns)
 	db.SetMaxIdleConns(MaxConns)
 	db.SetConnMaxIdleTime(10 * time.Minute)
 
-	e := &Engine{db: db}
+	e := &Engine{db: db, policy: p}
 	// Reading the catalog proves the file is a database we can open.
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+	conn, err := db.Conn(ctx)
+	if err == nil {
+		err = conn.Raw(func(dc any) error {
+			return dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(guardsqlite.Authorizer(guard.Policy{}, nil))
+		})
+		if err == nil {
+			var n int
+			err = conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n)
+		}
+		conn.Raw(func(dc any) error { // back to the connection's own policy
+			return dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(guardsqlite.Authorizer(p, nil))
+		})
+		conn.Close()
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
@@ -118,16 +153,136 @@ func (e *Engine) Close() error { return e.db.Close() }
 // Result is what one operation sent to SQLite and what came back.
 type Result = engine.Result
 
-// Read runs one guarded SELECT. Its error is a *contracts.Refusal (refused
-// before execution), a *rowset.TooLargeError (the result passed a bound of a
-// refusing profile) or a *contracts.DBError (the database failed it). A
-// non-positive timeout means no deadline.
+// Read guards one statement and runs it with req.Params bound. Its error is
+// a *contracts.Refusal (refused before execution), a *rowset.TooLargeError
+// (the result passed a bound of a refusing profile) or a *contracts.DBError
+// (the database failed it). A non-positive timeout means no deadline.
 func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
-	stmt, refusal := CheckRead(req.SQL)
-	if refusal != nil {
-		return Result{}, refusal
+	params, ref := checkRequest(req)
+	if ref != nil {
+		return Result{}, ref
 	}
-	return e.run(ctx, stmt, req.Limits, req.Timeout)
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return Result{}, classify(err, req.Timeout, "")
+	}
+	defer conn.Close()
+	if err := setLimits(conn); err != nil {
+		return Result{}, classify(err, req.Timeout, "")
+	}
+
+	reader := guardsqlite.Reader{Compiler: guardsqlite.ConnCompiler(ctx, conn), Policy: e.policy}
+	rd, err := reader.Inspect(req.SQL)
+	var compileErr *guardsqlite.CompileError
+	switch {
+	case errors.As(err, &ref):
+		return Result{}, ref
+	case errors.As(err, &compileErr):
+		// What SQLite cannot parse is refused in its words; a missing table
+		// or column is the database's error to report.
+		dbErr := classify(compileErr.Err, req.Timeout, "")
+		if dbErr.Class == contracts.DBSyntax {
+			return Result{}, refuse.New(refuse.Unparsable, "SQLite cannot read the statement: "+dbErr.Message,
+				"write it in SQLite's dialect; a quote inside a literal is written twice ('it''s')")
+		}
+		return Result{}, dbErr
+	case err != nil:
+		return Result{}, classify(err, req.Timeout, "")
+	}
+	if ref := guard.Apply(&rd.Statement, e.policy); ref != nil {
+		return Result{}, ref
+	}
+	if ref := checkColumns(rd.Columns); ref != nil {
+		return Result{}, ref
+	}
+	return e.run(ctx, conn, rd.Text, params, req.Limits, req.Timeout, nil)
+}
+
+// checkRequest holds a read to the limits on its text and parameters and
+// converts the parameters for binding.
+func checkRequest(req engine.Request) ([]any, *contracts.Refusal) {
+	if len(req.SQL) > MaxSQLBytes {
+		return nil, refuse.New(refuse.BadRequest,
+			fmt.Sprintf("the statement is %d bytes long, more than the %d a SQLite read may be", len(req.SQL), MaxSQLBytes),
+			"shorten it: read fewer columns or move long literals into parameters")
+	}
+	if len(req.Params) > MaxParams {
+		return nil, refuse.New(refuse.BadRequest,
+			fmt.Sprintf("%d parameters, more than the %d a statement may bind", len(req.Params), MaxParams),
+			"bind fewer values: compare against a range, or join a VALUES list")
+	}
+	args := make([]any, len(req.Params))
+	size := 0
+	for i, p := range req.Params {
+		v, n, err := param(p)
+		if err != nil {
+			return nil, refuse.New(refuse.BadRequest, fmt.Sprintf("parameter %d: %v", i+1, err),
+				"bind null, a boolean, a finite number or a string")
+		}
+		args[i], size = v, size+n
+	}
+	if size > MaxParamBytes {
+		return nil, refuse.New(refuse.BadRequest,
+			fmt.Sprintf("the parameters hold %d bytes, more than the %d allowed", size, MaxParamBytes),
+			"bind shorter values")
+	}
+	return args, nil
+}
+
+// param converts one parameter, as JSON decodes it, for binding: a whole
+// number becomes an integer.
+func param(p any) (any, int, error) {
+	switch v := p.(type) {
+	case nil:
+		return nil, 0, nil
+	case bool:
+		return v, 1, nil
+	case string:
+		return v, len(v), nil
+	case int:
+		return int64(v), 8, nil
+	case int64:
+		return v, 8, nil
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, 0, errors.New("a non-finite number")
+		}
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v), 8, nil
+		}
+		return v, 8, nil
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i, 8, nil
+		}
+		f, err := v.Float64()
+		if err != nil || math.IsInf(f, 0) {
+			return nil, 0, fmt.Errorf("%s is not a number SQLite can bind", v)
+		}
+		return f, 8, nil
+	}
+	return nil, 0, fmt.Errorf("a %T cannot be bound (arrays and objects are not values)", p)
+}
+
+// checkColumns holds a result to MaxColumns and to one name per column: a
+// JSON row keyed by name would lose a value.
+func checkColumns(cols []string) *contracts.Refusal {
+	if len(cols) > MaxColumns {
+		return refuse.New(refuse.Unsupported,
+			fmt.Sprintf("the result has %d columns, more than %d", len(cols), MaxColumns),
+			"select the columns you need by name")
+	}
+	seen := make(map[string]bool, len(cols))
+	for _, c := range cols {
+		k := strings.ToLower(c)
+		if seen[k] {
+			return refuse.New(refuse.Unsupported,
+				fmt.Sprintf("the result has more than one column named %q", c),
+				"use AS aliases so that every result column has its own name")
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 // SchemaSQL composes the catalog read of a schema operation: every object's
@@ -148,33 +303,52 @@ func SchemaSQL(table string) string {
 // quote writes s as an SQL string literal.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Schema runs the catalog read SchemaSQL composes. Errors as for Read.
+// Schema runs the catalog read SchemaSQL composes, keeping only the objects
+// of readable tables. Errors as for Read.
 func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error) {
-	if req.Schema != "" && req.Schema != "main" {
+	if req.Schema != "" && !strings.EqualFold(req.Schema, DefaultSchema) {
 		return Result{}, &contracts.Refusal{Code: contracts.RefuseUnsupported,
 			Reason: fmt.Sprintf("a SQLite connection has one schema, main; there is no schema %q", req.Schema),
 			Fix:    "leave the schema out, or name a table"}
 	}
-	return e.run(ctx, SchemaSQL(req.Table), req.Limits, req.Timeout)
-}
-
-// OpenConnection is the executor's engine.Opener for sqlite connections.
-func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
-	return Open(ctx, c.Path)
-}
-
-func (e *Engine) run(ctx context.Context, stmt string, limits rowset.Limits, timeout time.Duration) (res Result, err error) {
-	res.SQL = stmt
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
-		return res, classify(err, timeout, "")
+		return Result{}, classify(err, req.Timeout, "")
 	}
 	defer conn.Close()
+	if err := setLimits(conn); err != nil {
+		return Result{}, classify(err, req.Timeout, "")
+	}
+	keep := func(row []any) bool {
+		name, _ := row[2].(string)
+		st := &guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{{Name: name}}}}}
+		return guard.Apply(st, guard.Policy{Readable: e.policy.Readable, DefaultSchema: DefaultSchema}) == nil
+	}
+	// The catalog itself is the executor's to read, whatever the patterns.
+	return e.run(ctx, conn, SchemaSQL(req.Table), nil, req.Limits, req.Timeout, keep)
+}
 
-	var denied denial
-	if err := prepareConn(conn, &denied); err != nil {
+// OpenConnection is the executor's engine.Opener for sqlite connections: the
+// connection's readable patterns and large tables hold its reads.
+func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
+	return Open(ctx, c.Path, guard.Policy{Readable: c.Readable, LargeTables: c.LargeTables})
+}
+
+// run runs one statement on conn under the engine's authorizer (the
+// catalog's for a schema read, keep not nil) and collects its rows.
+func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, args []any, limits rowset.Limits, timeout time.Duration, keep func([]any) bool) (res Result, err error) {
+	res.SQL = stmt
+	p := e.policy
+	if keep != nil {
+		p = guard.Policy{DefaultSchema: DefaultSchema}
+	}
+	rec := &guardsqlite.Record{}
+	if err := setAuthorizer(conn, guardsqlite.Authorizer(p, rec)); err != nil {
 		return res, classify(err, timeout, "")
 	}
+	// A pooled connection goes back under the connection's own policy.
+	defer setAuthorizer(conn, guardsqlite.Authorizer(e.policy, nil))
+	denied := func() string { _, what := rec.Denied(); return what }
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -184,15 +358,15 @@ func (e *Engine) run(ctx context.Context, stmt string, limits rowset.Limits, tim
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	res.Statements = 1
-	rows, err := conn.QueryContext(ctx, stmt)
+	rows, err := conn.QueryContext(ctx, stmt, args...)
 	if err != nil {
-		return res, classify(err, timeout, denied.get())
+		return res, classify(err, timeout, denied())
 	}
 	defer rows.Close()
 
 	cols, err := rows.ColumnTypes()
 	if err != nil {
-		return res, classify(err, timeout, denied.get())
+		return res, classify(err, timeout, denied())
 	}
 	columns := make([]contracts.Column, len(cols))
 	for i, c := range cols {
@@ -208,13 +382,21 @@ func (e *Engine) run(ctx context.Context, stmt string, limits rowset.Limits, tim
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
-			return res, classify(err, timeout, denied.get())
+			return res, classify(err, timeout, denied())
 		}
 		row := make([]any, len(raw))
 		for i, v := range raw {
+			if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+				return res, &contracts.DBError{Class: contracts.DBOther, Message: fmt.Sprintf(
+					"row %d, column %q: %v is not a finite number, which a result cannot carry; read it with CAST(%s AS TEXT) or test it with a comparison",
+					len(set.Rows)+1, columns[i].Name, f, columns[i].Name)}
+			}
 			if row[i], err = rowset.Value(v); err != nil {
 				return res, classify(fmt.Errorf("row %d, column %q: %w", len(set.Rows)+1, columns[i].Name, err), timeout, "")
 			}
+		}
+		if keep != nil && !keep(row) {
+			continue
 		}
 		more, err := set.Add(row)
 		if err != nil {
@@ -229,30 +411,31 @@ func (e *Engine) run(ctx context.Context, stmt string, limits rowset.Limits, tim
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return res, classify(err, timeout, denied.get())
+		return res, classify(err, timeout, denied())
 	}
 	if err := rows.Close(); err != nil {
-		return res, classify(err, timeout, denied.get())
+		return res, classify(err, timeout, denied())
 	}
 	return res, nil
 }
 
-// prepareConn readies a pooled connection for one statement: the authorizer
-// again, now recording into rec, and the limits.
-func prepareConn(conn *sql.Conn, rec *denial) error {
-	err := conn.Raw(func(dc any) error {
+// setAuthorizer installs auth on conn.
+func setAuthorizer(conn *sql.Conn, auth sqlite.AuthorizerFn) error {
+	return conn.Raw(func(dc any) error {
 		reg, ok := dc.(sqlite.AuthorizerRegisterer)
 		if !ok {
 			return fmt.Errorf("sqlite: connection %T offers no authorizer", dc)
 		}
-		return reg.RegisterAuthorizer(policy(rec))
+		return reg.RegisterAuthorizer(auth)
 	})
-	if err != nil {
-		return err
-	}
+}
+
+// setLimits applies the per-connection sqlite3_limit bounds.
+func setLimits(conn *sql.Conn) error {
 	for _, l := range []struct{ id, v int }{
-		{sqlite3.SQLITE_LIMIT_LENGTH, maxValueBytes},
-		{sqlite3.SQLITE_LIMIT_SQL_LENGTH, maxSQLBytes},
+		{sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes},
+		{sqlite3.SQLITE_LIMIT_SQL_LENGTH, limitSQLLength},
+		{sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MaxParams},
 		{sqlite3.SQLITE_LIMIT_ATTACHED, 0},
 	} {
 		if _, err := sqlite.Limit(conn, l.id, l.v); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
@@ -50,7 +51,7 @@ func fixture(t testing.TB) string {
 
 func open(t testing.TB, path string) *Engine {
 	t.Helper()
-	e, err := Open(context.Background(), path)
+	e, err := Open(context.Background(), path, guard.Policy{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestDriverRunsEveryStatement(t *testing.T) {
 	}
 	rows.Close()
 	if got := objects(t, path); !strings.Contains(got, ",x") {
-		t.Fatalf("the driver did not run the second statement (catalog %s); the premise of CheckRead changed", got)
+		t.Fatalf("the driver did not run the second statement (catalog %s); the premise of the guard changed", got)
 	}
 }
 
@@ -189,19 +190,15 @@ func TestWritesRefused(t *testing.T) {
 		_, err := read(t, e, q)
 		wantRefusal(t, err, refuse.NotASelect)
 	}
-	// Past the first guard, the authorizer denies at compile time.
-	for _, q := range []string{
-		"with d as (select 1) delete from t",
-		"with d as (select 1) insert into t(id) select * from d",
-		"with d as (select 1) update t set name = 'x'",
-		"select * from pragma_table_info('t')",
-		"select load_extension('evil')",
+	for q, code := range map[string]string{
+		"with d as (select 1) delete from t":                     refuse.NotASelect,
+		"with d as (select 1) insert into t(id) select * from d": refuse.NotASelect,
+		"with d as (select 1) update t set name = 'x'":           refuse.NotASelect,
+		"select * from pragma_compile_options":                   contracts.RefuseTableFunction,
+		"select load_extension('evil')":                          contracts.RefuseFunctionDenied,
 	} {
 		_, err := read(t, e, q)
-		d := wantClass(t, err, contracts.DBPermission)
-		if !strings.Contains(d.Message, "authorizer denied") {
-			t.Errorf("%s: message %q does not say what was denied", q, d.Message)
-		}
+		wantRefusal(t, err, code)
 	}
 	if after := objects(t, path); after != before {
 		t.Fatalf("catalog changed: %s -> %s", before, after)
@@ -295,19 +292,24 @@ func TestCancel(t *testing.T) {
 func TestEngineErrors(t *testing.T) {
 	e := open(t, fixture(t))
 	for q, class := range map[string]contracts.DBErrorClass{
-		"select * from nope":               contracts.DBMissingObject,
-		"select nope from t":               contracts.DBMissingObject,
-		"select nope(1)":                   contracts.DBMissingObject,
-		"select * from":                    contracts.DBSyntax,
-		"select * frm t":                   contracts.DBSyntax,
-		"select zeroblob(100000000)":       contracts.DBResource,
-		"select * from t where id = 'a' +": contracts.DBSyntax,
+		"select * from nope":         contracts.DBMissingObject,
+		"select nope from t":         contracts.DBMissingObject,
+		"select nope(1)":             contracts.DBMissingObject,
+		"select zeroblob(100000000)": contracts.DBResource,
 	} {
 		_, err := read(t, e, q)
 		d := wantClass(t, err, class)
 		if d.Message == "" {
 			t.Errorf("%s: no message", q)
 		}
+	}
+}
+
+func TestSyntaxRefused(t *testing.T) {
+	e := open(t, fixture(t))
+	for _, q := range []string{"select * from", "select * frm t", "select * from t where id = 'a' +", "select 'open"} {
+		_, err := read(t, e, q)
+		wantRefusal(t, err, refuse.Unparsable)
 	}
 }
 
@@ -345,10 +347,10 @@ func TestSchema(t *testing.T) {
 
 func TestOpenFailures(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Open(context.Background(), filepath.Join(dir, "missing.db")); err == nil {
+	if _, err := Open(context.Background(), filepath.Join(dir, "missing.db"), guard.Policy{}); err == nil {
 		t.Error("opened a missing file")
 	}
-	if _, err := Open(context.Background(), dir); err == nil {
+	if _, err := Open(context.Background(), dir, guard.Policy{}); err == nil {
 		t.Error("opened a directory")
 	}
 }

@@ -4,8 +4,11 @@
 package failure
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 
 	"github.com/sondehq/sonde/contracts"
 )
@@ -17,6 +20,10 @@ type Error struct {
 	Retryable bool
 	Message   string
 	Err       error
+	// Refused marks the provider refusing the request itself with a 4xx
+	// status that says nothing about credentials, the model's name, volume
+	// or size.
+	Refused bool
 }
 
 // New returns a classified failure wrapping err.
@@ -44,4 +51,61 @@ func As(err error) *Error {
 		return f
 	}
 	return New(contracts.ReasonInternal, false, "the model call failed inside Sonde", err)
+}
+
+// Common classifies what every vendor's call can meet outside the vendor's
+// own error types: the turn's deadline, a cancelled call, a network failure.
+// It returns nil for anything else.
+func Common(ctx context.Context, err error) *Error {
+	var netErr net.Error
+	var opErr *net.OpError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return New(contracts.ReasonModelTimeout, true, "the model did not finish within the time this turn allows", err)
+	case errors.Is(err, context.Canceled):
+		return New(contracts.ReasonModelUnavailable, true, "the model call was cancelled before it finished", err)
+	case errors.As(err, &opErr), errors.As(err, &netErr):
+		return New(contracts.ReasonModelUnavailable, true, "the model server could not be reached", err)
+	}
+	return nil
+}
+
+// Status classifies an HTTP status on its own, for vendors whose errors
+// carry nothing finer.
+func Status(status int, err error) *Error {
+	switch {
+	case status == http.StatusUnauthorized:
+		return New(contracts.ReasonModelUnauthorized, false, "the model provider rejected the API key (LLM_API_KEY)", err)
+	case status == http.StatusForbidden:
+		return New(contracts.ReasonModelUnauthorized, false, "the API key is not permitted to use this model", err)
+	case status == http.StatusNotFound:
+		return New(contracts.ReasonModelNotFound, false, "the model provider does not know the configured model (LLM_MODEL)", err)
+	case status == http.StatusRequestEntityTooLarge:
+		return New(contracts.ReasonModelContextExceeded, false, "the transcript is larger than the model provider accepts", err)
+	case status == http.StatusTooManyRequests:
+		return New(contracts.ReasonModelRateLimited, true, "the model provider is rate limiting requests", err)
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return New(contracts.ReasonModelTimeout, true, "the model provider timed out", err)
+	case status >= 500:
+		return New(contracts.ReasonModelUnavailable, true, fmt.Sprintf("the model provider failed (HTTP %d)", status), err)
+	case status == 0:
+		return New(contracts.ReasonModelUnavailable, true, "the model's stream carried an error", err)
+	default:
+		f := New(contracts.ReasonModelUnavailable, false, fmt.Sprintf("the model provider refused the request (HTTP %d)", status), err)
+		f.Refused = true
+		return f
+	}
+}
+
+// Truncated is the failure of a stream that ended without its terminal
+// marker.
+func Truncated(err error) *Error {
+	return New(contracts.ReasonModelUnavailable, true, "the model's stream was cut short before it finished", err)
+}
+
+// IsRefusal reports whether f is the provider refusing the request itself
+// (a 4xx that is neither about credentials, the model's name, volume nor
+// size): what an endpoint that cannot take tools answers.
+func IsRefusal(f *Error) bool {
+	return f.Reason == contracts.ReasonModelUnavailable && !f.Retryable && f.Refused
 }

@@ -90,8 +90,10 @@ func byStatus(status int, code, typ string, err error) *failure.Error {
 		return failure.New(contracts.ReasonModelUnavailable, true,
 			fmt.Sprintf("the model provider failed (%s)", statusText(status)), err)
 	default:
-		return failure.New(contracts.ReasonModelUnavailable, false,
+		f := failure.New(contracts.ReasonModelUnavailable, false,
 			fmt.Sprintf("the model provider refused the request (%s)", statusText(status)), err)
+		f.Refused = true
+		return f
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/modelturn/internal/failure"
+	"github.com/sondehq/sonde/services/modelturn/internal/wire"
 )
 
 // DefaultBaseURL is OpenAI's own API.
@@ -67,7 +68,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		hc = wire.Client(nil, nil)
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -101,6 +102,7 @@ func (c *Client) Turn(ctx context.Context, req contracts.ModelTurnRequest, onDel
 		return contracts.ModelTurnReply{}, failure.New(contracts.ReasonInternal, false,
 			"the turn request could not be put to the model", err)
 	}
+	ctx, _ = wire.Ensure(ctx)
 	w := &wireWatch{}
 	stream := c.completions.NewStreaming(ctx, params, option.WithMiddleware(w.middleware))
 	defer stream.Close()

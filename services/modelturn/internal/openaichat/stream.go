@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/modelturn/internal/wire"
 )
 
 // maxJSONBody bounds a non-streamed body read in place of a stream.
@@ -118,6 +119,9 @@ func (w *wireWatch) middleware(req *http.Request, next option.MiddlewareNext) (*
 		_ = res.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read non-streamed body: %w", err)
+		}
+		if ww := wire.From(req.Context()); ww != nil && len(body) == 0 {
+			body = ww.Buffered() // the transport kept it
 		}
 		w.mu.Lock()
 		w.body = body

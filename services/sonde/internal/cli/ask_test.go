@@ -71,7 +71,11 @@ func TestBindEnvPrecedence(t *testing.T) {
 }
 
 func TestParseServices(t *testing.T) {
-	if got, err := parseServices("gateway, executor ,gateway"); err != nil || strings.Join(got, ",") != "gateway,executor-sqlite" {
+	want := strings.Join(append([]string{"gateway"}, executorNames...), ",")
+	if got, err := parseServices("gateway, executors ,gateway"); err != nil || strings.Join(got, ",") != want {
+		t.Errorf("parseServices: %v %v, want %s", got, err, want)
+	}
+	if got, err := parseServices("executor-sqlite"); err != nil || strings.Join(got, ",") != "executor-sqlite" {
 		t.Errorf("parseServices: %v %v", got, err)
 	}
 	if _, err := parseServices("gateway,db-writer"); err == nil {

@@ -39,7 +39,8 @@ func Main(args []string) int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newAskCmd())
+	root.AddCommand(newServeCmd(), newAskCmd(), newProbeCmd())
+	root.AddCommand(newQueryCmd(), newSQLiteCmd())
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -85,7 +85,8 @@ func Start(t testing.TB, o Options) *Stack {
 
 	mcfg := modelturn.Config{Provider: modelturn.ProviderDemo, Logger: s.Logger}
 	if o.Script != nil {
-		s.Model, err = modeltest.NewOpenAI(o.Script)
+		// The scripted model passes the start path's capability gate.
+		s.Model, err = modeltest.NewOpenAI(modelturn.ProbeAware(o.Script))
 		if err != nil {
 			t.Fatal(err)
 		}

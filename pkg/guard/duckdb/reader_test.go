@@ -1,0 +1,209 @@
+package duckdb
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	"github.com/sondehq/sonde/pkg/guard/duckdb/duckdbtest"
+)
+
+var (
+	sharedOnce   sync.Once
+	sharedReader *Reader
+	sharedErr    error
+)
+
+// reader is one parser instance for the whole test binary.
+func reader(t testing.TB) *Reader {
+	t.Helper()
+	sharedOnce.Do(func() { sharedReader, sharedErr = New() })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return sharedReader
+}
+
+func TestHostileCorpus(t *testing.T) {
+	r := reader(t)
+	if n := len(duckdbtest.Hostile); n < 25 {
+		t.Fatalf("hostile corpus has %d shapes, want at least 25", n)
+	}
+	for _, c := range duckdbtest.Hostile {
+		st, ref := guard.Check(r, c.SQL, duckdbtest.Policy())
+		if ref == nil {
+			t.Errorf("%q passed as %+v, want %s", c.SQL, st, c.Code)
+			continue
+		}
+		if ref.Code != c.Code {
+			t.Errorf("%q: %s (%s), want %s", c.SQL, ref.Code, ref.Reason, c.Code)
+		}
+		if ref.Reason == "" || ref.Fix == "" {
+			t.Errorf("%q: refusal without reason or fix: %+v", c.SQL, ref)
+		}
+	}
+}
+
+func TestValidAnalytics(t *testing.T) {
+	r := reader(t)
+	for _, q := range duckdbtest.Valid {
+		st, ref := guard.Check(r, q, duckdbtest.Policy())
+		if ref != nil {
+			t.Errorf("%q refused: %s: %s", q, ref.Code, ref.Reason)
+			continue
+		}
+		if st.Canonical == "" || st.Text == "" || strings.HasSuffix(st.Text, ";") {
+			t.Errorf("%q: text %q canonical %q", q, st.Text, st.Canonical)
+		}
+	}
+}
+
+func TestTablesAndCTEScoping(t *testing.T) {
+	r := reader(t)
+	cases := []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT * FROM orders", []string{"main.orders"}},
+		{"SELECT * FROM Sales.Orders o JOIN customers c USING (id)", []string{"main.customers", "sales.orders"}},
+		{"WITH orders AS (SELECT 1) SELECT * FROM orders", nil},
+		// A CTE body does not see itself unless recursive: this reads the table.
+		{"WITH orders AS (SELECT * FROM orders) SELECT * FROM orders", []string{"main.orders"}},
+		// A qualified name is never a CTE.
+		{"WITH orders AS (SELECT 1) SELECT * FROM main.orders", []string{"main.orders"}},
+		// A CTE is visible in the query that declares it, not outside it.
+		{"SELECT * FROM (WITH x AS (SELECT 1) SELECT * FROM x) JOIN x USING (a)", []string{"main.x"}},
+		{"WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a, b", []string{"main.b"}},
+		{"WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 3) SELECT * FROM t", nil},
+		{"SELECT * FROM orders WHERE id IN (SELECT order_id FROM items) AND EXISTS (SELECT 1 FROM refunds)",
+			[]string{"main.items", "main.orders", "main.refunds"}},
+		{"SELECT (SELECT max(x) FROM deep.t3) FROM t1 UNION ALL SELECT 1 FROM t2", []string{"deep.t3", "main.t1", "main.t2"}},
+	}
+	for _, c := range cases {
+		st, ref := r.Read(c.sql)
+		if ref != nil {
+			t.Errorf("%q refused: %+v", c.sql, ref)
+			continue
+		}
+		got := st.Tables("main")
+		if len(got) == 0 {
+			got = nil
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q reads %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
+
+func TestBounds(t *testing.T) {
+	r := reader(t)
+	cases := []struct {
+		sql  string
+		want []guard.Bound
+	}{
+		{"SELECT * FROM t WHERE d >= 1", []guard.Bound{{Column: "d"}}},
+		{"SELECT * FROM t WHERE d > now() - INTERVAL 1 DAY AND x = 'a'", []guard.Bound{{Column: "d"}, {Column: "x"}}},
+		{"SELECT * FROM t e WHERE 3 < e.d", []guard.Bound{{Qualifier: "e", Column: "d"}}},
+		{"SELECT * FROM t WHERE d BETWEEN 1 AND 2", []guard.Bound{{Column: "d"}}},
+		{"SELECT * FROM t WHERE d IN (1, 2)", []guard.Bound{{Column: "d"}}},
+		{"SELECT * FROM t WHERE NOT (d < 3)", []guard.Bound{{Column: "d"}}},
+		{"SELECT * FROM t WHERE d >= current_date", []guard.Bound{{Column: "d"}}},
+		{"SELECT * FROM t WHERE d <= 1", nil},
+		{"SELECT * FROM t WHERE d >= 1 OR x = 1", nil},
+		{"SELECT * FROM t WHERE d >= e", nil},
+		{"SELECT * FROM t WHERE d >= (SELECT 1)", nil},
+		{"SELECT * FROM t WHERE d IN (1, e)", nil},
+		{"SELECT * FROM t WHERE year(d) >= 1", nil},
+		{"SELECT * FROM t WHERE d >= max(1)", nil},
+		{"SELECT * FROM t a JOIN u b ON a.d >= 5 AND a.id = b.id", []guard.Bound{{Qualifier: "a", Column: "d"}}},
+	}
+	for _, c := range cases {
+		st, ref := r.Read(c.sql)
+		if ref != nil {
+			t.Errorf("%q refused: %+v", c.sql, ref)
+			continue
+		}
+		got := st.Scopes[0].Bounds
+		if len(got) == 0 {
+			got = nil
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q bounds %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
+
+func TestCanonicalKeepsLiterals(t *testing.T) {
+	r := reader(t)
+	a, _ := r.Read("select  *  from orders where total > 10 -- x")
+	b, _ := r.Read("SELECT * FROM orders WHERE total > 10;")
+	c, _ := r.Read("SELECT * FROM orders WHERE total > 11")
+	if a == nil || b == nil || c == nil {
+		t.Fatal("refused")
+	}
+	if a.Canonical != b.Canonical {
+		t.Errorf("same statement, two forms: %q vs %q", a.Canonical, b.Canonical)
+	}
+	if a.Canonical == c.Canonical || !strings.Contains(c.Canonical, "11") {
+		t.Errorf("literal lost: %q vs %q", a.Canonical, c.Canonical)
+	}
+	if b.Text != "SELECT * FROM orders WHERE total > 10" {
+		t.Errorf("text %q", b.Text)
+	}
+}
+
+func TestRefusalShapes(t *testing.T) {
+	r := reader(t)
+	_, ref := r.Read("SELECT * FROM read_csv('x')")
+	if ref == nil || !strings.Contains(ref.Fix, "generate_series, range, unnest") {
+		t.Errorf("table function refusal should list the allowed ones: %+v", ref)
+	}
+	_, ref = r.Read("SELECT 1 +")
+	if ref == nil || ref.Code != contracts.RefuseUnparsable || !strings.Contains(ref.Reason, "character") {
+		t.Errorf("unparsable should name where the parser stopped: %+v", ref)
+	}
+	_, ref = r.Read("PRAGMA version")
+	if ref == nil || !strings.Contains(ref.Reason, "PRAGMA") {
+		t.Errorf("not_a_select should name the statement: %+v", ref)
+	}
+	_, ref = r.Read(strings.Repeat(" ", 10) + "SELECT '" + strings.Repeat("x", MaxSQLBytes) + "'")
+	if ref == nil || ref.Code != contracts.RefuseUnsupported {
+		t.Errorf("oversized statement: %+v", ref)
+	}
+}
+
+// The parser instance itself is locked: nothing a caller sends reaches files
+// or changes its settings, even through the reader's own connection.
+func TestParserInstanceLocked(t *testing.T) {
+	r := reader(t)
+	for _, q := range []string{
+		"SET enable_external_access = true",
+		"SET lock_configuration = false",
+		"SELECT * FROM read_csv('/etc/passwd')",
+		"INSTALL httpfs",
+	} {
+		if _, err := r.db.Exec(q); err == nil {
+			t.Errorf("%q ran on the parser instance", q)
+		}
+	}
+}
+
+func TestSplitStatements(t *testing.T) {
+	cases := map[string]int{
+		"SELECT 1":                              1,
+		"SELECT 1; SELECT 2":                    2,
+		"SELECT ';'; -- ; \n SELECT 2 /* ; */;": 2,
+		`SELECT "a;b"`:                          1,
+		"SELECT $x$;$x$":                        1,
+		"SELECT 'it''s;'":                       1,
+		";;  -- x\n;":                           0,
+	}
+	for in, want := range cases {
+		if got := len(splitStatements(in)); got != want {
+			t.Errorf("%q: %d statements, want %d", in, got, want)
+		}
+	}
+}

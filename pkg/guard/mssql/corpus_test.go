@@ -1,0 +1,228 @@
+package mssql
+
+import "github.com/sondehq/sonde/contracts"
+
+// hostile is the T-SQL hostile corpus: every shape must be refused with its
+// code. Each names the class of bypass it stands for.
+var hostile = []struct {
+	sql, code string
+}{
+	// Nothing to run.
+	{"", contracts.RefuseEmpty},
+	{"  -- only a comment\n ;; ", contracts.RefuseEmpty},
+	{"/* outer /* nested ; */ still a comment */", contracts.RefuseEmpty},
+
+	// Stacked statements: with ';', without it (T-SQL needs none), and GO.
+	{"SELECT 1; SELECT 2", contracts.RefuseNotOneStatement},
+	{"SELECT 1; DROP TABLE dbo.orders", contracts.RefuseNotOneStatement},
+	{"SELECT 1 DELETE FROM dbo.orders", contracts.RefuseNotOneStatement},
+	{"SELECT * FROM dbo.orders UPDATE dbo.orders SET total = 0", contracts.RefuseNotOneStatement},
+	{"SELECT CHAR(65) EXEC('DROP TABLE dbo.orders')", contracts.RefuseNotOneStatement},
+	{"SELECT 1 WAITFOR DELAY '00:00:10'", contracts.RefuseNotOneStatement},
+	{"SELECT 1\nGO\nDELETE FROM dbo.orders", contracts.RefuseNotOneStatement},
+	{"SELECT * FROM dbo.orders\ngo 2\n", contracts.RefuseNotOneStatement},
+	{"SELECT 1 /* ; */ ; COMMIT", contracts.RefuseNotOneStatement},
+	{"SELECT 'it''s'; INSERT INTO dbo.t VALUES (1)", contracts.RefuseNotOneStatement},
+	{"SELECT 1\u2028DELETE FROM dbo.orders", contracts.RefuseNotOneStatement},
+	{"SELECT 1 BEGIN TRAN", contracts.RefuseNotOneStatement},
+
+	// Not a SELECT at all.
+	{"DELETE FROM dbo.orders", contracts.RefuseNotASelect},
+	{"insert into dbo.orders values (1)", contracts.RefuseNotASelect},
+	{"UPDATE dbo.orders SET total = 0", contracts.RefuseNotASelect},
+	{"MERGE dbo.orders AS t USING dbo.staging AS s ON t.id = s.id WHEN MATCHED THEN DELETE;", contracts.RefuseNotASelect},
+	{"EXEC xp_cmdshell 'whoami'", contracts.RefuseNotASelect},
+	{"EXECUTE sp_executesql N'DELETE FROM dbo.orders'", contracts.RefuseNotASelect},
+	{"DECLARE @x int = 1", contracts.RefuseNotASelect},
+	{"SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED", contracts.RefuseNotASelect},
+	{"USE master", contracts.RefuseNotASelect},
+	{"BEGIN TRAN", contracts.RefuseNotASelect},
+	{"COMMIT", contracts.RefuseNotASelect},
+	{"DBCC CHECKDB", contracts.RefuseNotASelect},
+	{"BULK INSERT dbo.orders FROM 'c:\\x.csv'", contracts.RefuseNotASelect},
+	{"CREATE TABLE dbo.x (a int)", contracts.RefuseNotASelect},
+	{"ALTER LOGIN sa ENABLE", contracts.RefuseNotASelect},
+	{"DROP DATABASE shop", contracts.RefuseNotASelect},
+	{"TRUNCATE TABLE dbo.orders", contracts.RefuseNotASelect},
+	{"GRANT CONTROL SERVER TO agent", contracts.RefuseNotASelect},
+	{"BACKUP DATABASE shop TO DISK = 'c:\\x.bak'", contracts.RefuseNotASelect},
+	{"RESTORE DATABASE shop FROM DISK = 'c:\\x.bak'", contracts.RefuseNotASelect},
+	{"SHUTDOWN WITH NOWAIT", contracts.RefuseNotASelect},
+	{"KILL 52", contracts.RefuseNotASelect},
+	{"WAITFOR DELAY '00:01:00'", contracts.RefuseNotASelect},
+	{"RECONFIGURE", contracts.RefuseNotASelect},
+	{"/* SELECT */ DELETE FROM dbo.orders", contracts.RefuseNotASelect},
+	{"-- SELECT\nDELETE FROM dbo.orders", contracts.RefuseNotASelect},
+	{"WITH d AS (SELECT 1 AS x) DELETE FROM dbo.orders", contracts.RefuseNotASelect},
+	{"WITH d AS (SELECT id FROM dbo.orders) UPDATE d SET id = 0", contracts.RefuseNotASelect},
+
+	// A SELECT that writes, locks or advances something.
+	{"WITH d AS (DELETE FROM dbo.orders OUTPUT deleted.*) SELECT * FROM d", contracts.RefuseNotReadOnly},
+	{"SELECT * FROM (UPDATE dbo.orders SET total = 0 OUTPUT inserted.*) AS u", contracts.RefuseNotReadOnly},
+	{"SELECT * INTO dbo.copy FROM dbo.orders", contracts.RefuseNotReadOnly},
+	{"SELECT id INTO #stash FROM dbo.orders", contracts.RefuseNotReadOnly},
+	{"SELECT * FROM dbo.orders WITH (UPDLOCK)", contracts.RefuseNotReadOnly},
+	{"SELECT * FROM dbo.orders o WITH (XLOCK, ROWLOCK)", contracts.RefuseNotReadOnly},
+	{"SELECT * FROM dbo.orders AS o WITH (HOLDLOCK)", contracts.RefuseNotReadOnly},
+	{"SELECT * FROM dbo.orders (TABLOCKX)", contracts.RefuseNotReadOnly},
+	{"SELECT (SELECT COUNT(*) FROM dbo.orders WITH (TABLOCKX)) AS n", contracts.RefuseNotReadOnly},
+	{"SELECT * FROM dbo.orders FOR UPDATE", contracts.RefuseNotReadOnly},
+	{"SELECT NEXT VALUE FOR dbo.order_seq", contracts.RefuseNotReadOnly},
+
+	// Settings and output formats of the query's own.
+	{"SELECT * FROM dbo.orders OPTION (MAXDOP 64)", contracts.RefuseQuerySettings},
+	{"SELECT * FROM dbo.orders FOR XML AUTO", contracts.RefuseQuerySettings},
+	{"SELECT id FROM dbo.orders FOR JSON PATH", contracts.RefuseQuerySettings},
+	{"SELECT STUFF((SELECT ',' + name FROM dbo.customers FOR XML PATH('')), 1, 1, '')", contracts.RefuseQuerySettings},
+	{"SELECT * FROM dbo.orders WITH (NOLOCK)", contracts.RefuseQuerySettings},
+	{"SELECT * FROM dbo.orders o WITH (INDEX(ix_total))", contracts.RefuseQuerySettings},
+	{"SELECT * FROM dbo.orders o INNER LOOP JOIN dbo.customers c ON c.id = o.customer_id", contracts.RefuseQuerySettings},
+	{"SELECT * FROM dbo.orders o LEFT REMOTE JOIN dbo.customers c ON c.id = o.customer_id", contracts.RefuseQuerySettings},
+
+	// Files, other servers, other statements: table functions.
+	{"SELECT * FROM OPENROWSET(BULK 'c:\\secrets.txt', SINGLE_CLOB) AS x", contracts.RefuseTableFunction},
+	{"SELECT * FROM OPENQUERY(lnk, 'DELETE FROM t')", contracts.RefuseTableFunction},
+	{"SELECT * FROM OPENDATASOURCE('MSOLEDBSQL', 'Server=evil;').shop.dbo.orders", contracts.RefuseTableFunction},
+	{"SELECT * FROM OPENXML(1, '/root', 2)", contracts.RefuseTableFunction},
+	{"SELECT * FROM OPENJSON(N'[1,2]')", contracts.RefuseTableFunction},
+	{"SELECT * FROM sys.fn_get_audit_file('c:\\audit\\*', DEFAULT, DEFAULT)", contracts.RefuseTableFunction},
+	{"SELECT * FROM sys.fn_xe_file_target_read_file('c:\\x*.xel', NULL, NULL, NULL)", contracts.RefuseTableFunction},
+	{"SELECT * FROM fn_dblog(NULL, NULL)", contracts.RefuseTableFunction},
+	{"SELECT * FROM dbo.orders o CROSS APPLY dbo.expensive(o.id) x", contracts.RefuseTableFunction},
+	{"SELECT 1 UNION ALL SELECT * FROM OPENROWSET('SQLNCLI', 'Server=evil;', 'SELECT 1')", contracts.RefuseTableFunction},
+	{"SELECT OPENROWSET('a', 'b', 'c')", contracts.RefuseTableFunction},
+
+	// Functions outside the allowlist.
+	{"SELECT xp_cmdshell('whoami')", contracts.RefuseFunctionDenied},
+	{"SELECT master.sys.xp_dirtree('c:\\')", contracts.RefuseFunctionDenied},
+	{"SELECT sys.fn_varbintohexstr(0x01)", contracts.RefuseFunctionDenied},
+	{"SELECT dbo.do_things(1)", contracts.RefuseFunctionDenied},
+	{"SELECT [LEN]('x')", contracts.RefuseFunctionDenied},
+	{"SELECT OBJECT_ID('otherdb.dbo.secret')", contracts.RefuseFunctionDenied},
+	{"SELECT * FROM dbo.orders WHERE CONTAINS(note, 'x')", contracts.RefuseFunctionDenied},
+	{"SELECT @@CONNECTIONS", contracts.RefuseFunctionDenied},
+	{"SELECT SUSER_SNAME(), IS_SRVROLEMEMBER('sysadmin')", contracts.RefuseFunctionDenied},
+	{"SELECT FILEPROPERTY('x', 'SpaceUsed')", contracts.RefuseFunctionDenied},
+
+	// Other databases, linked servers, tempdb.
+	{"SELECT * FROM lnk.shop.dbo.orders", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM [evil server].[shop].[dbo].[orders]", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM master.dbo.syslogins", contracts.RefuseTableNotReadable},
+	{"SELECT name FROM master..sysdatabases", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM #stash", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM ##global", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM dbo.orders WHERE id IN (SELECT id FROM audit.secrets)", contracts.RefuseTableNotReadable},
+	{"SELECT name FROM sys.sql_logins", contracts.RefuseTableNotReadable},
+	{"WITH c AS (SELECT * FROM hr.salaries) SELECT * FROM c", contracts.RefuseTableNotReadable},
+
+	// Large tables read without a lower bound in the query that reads them.
+	{"SELECT * FROM dbo.events", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM (SELECT * FROM dbo.events) e WHERE e.event_date >= '2026-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events WHERE event_date >= '2026-01-01' OR 1 = 1", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events WHERE YEAR(event_date) >= 2026", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events WHERE event_date >= created_at", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events WHERE event_date <= '2026-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events WHERE NOT (event_date >= '2026-01-01')", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events WHERE event_date NOT BETWEEN '2026-01-01' AND '2026-02-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events WHERE event_date >= (SELECT MIN(d) FROM dbo.days)", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events e JOIN dbo.users u ON u.id = e.user_id WHERE event_date >= '2026-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events e JOIN dbo.users u ON u.id = e.user_id WHERE u.event_date >= '2026-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"WITH x AS (SELECT * FROM dbo.events) SELECT * FROM x WHERE event_date >= '2026-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.events, (SELECT 1 AS event_date) d WHERE event_date >= '2026-01-01'", contracts.RefuseLargeTableUnbounded},
+
+	// What the reader cannot follow.
+	{"SELECT 'unterminated", contracts.RefuseUnparsable},
+	{"SELECT [unterminated FROM t", contracts.RefuseUnparsable},
+	{"SELECT 1 /* unterminated", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.orders WHERE id = $1", contracts.RefuseUnparsable},
+	{"SELECT {fn NOW()}", contracts.RefuseUnparsable},
+	{";SELECT 1", contracts.RefuseUnparsable},
+	{"SELECT * FROM", contracts.RefuseUnparsable},
+	{"SELECT 1\x00; DROP TABLE t", contracts.RefuseUnparsable},
+	{"SELECT '\xff'", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.orders o, dbo.customers o", contracts.RefuseUnsupported},
+	{"SELECT @x", contracts.RefuseUnsupported},
+	{"SELECT @x = total FROM dbo.orders", contracts.RefuseUnsupported},
+	{"SELECT * FROM @orders", contracts.RefuseUnsupported},
+	{"SELECT * FROM dbo.orders FOR SYSTEM_TIME ALL", contracts.RefuseUnsupported},
+	{"SELECT geography::Point(1, 2, 4326)", contracts.RefuseUnsupported},
+	{"WITH a AS (SELECT 1 AS x), a AS (SELECT 2 AS x) SELECT * FROM a", contracts.RefuseUnsupported},
+}
+
+// valid is analytics the guard must let through.
+var valid = []string{
+	"SELECT 1",
+	"select top 5 * from orders;",
+	"SELECT TOP (10) WITH TIES id, total FROM dbo.orders ORDER BY total DESC;;",
+	"SELECT 'a'';DELETE FROM dbo.orders --' AS s, N'ünï' AS n, 0x1F AS b, 1.5e3 AS f, .5 AS h",
+	"SELECT 1 /* ; DELETE FROM dbo.orders */ -- ; DROP\n",
+	"SELECT [order id], \"total\", [we]]ird] FROM [dbo].[order items]",
+	"SELECT o.* FROM dbo.orders AS o",
+	"SELECT DISTINCT customer_id FROM dbo.orders",
+	`SELECT customer_id, ordered_at,
+	        SUM(total) OVER (PARTITION BY customer_id ORDER BY ordered_at ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running,
+	        LAG(total, 1, 0) OVER (PARTITION BY customer_id ORDER BY ordered_at) AS prev,
+	        ROW_NUMBER() OVER (ORDER BY total DESC) AS rn,
+	        NTILE(4) OVER (ORDER BY total) AS quartile,
+	        AVG(total) OVER (ORDER BY ordered_at RANGE BETWEEN 3 PRECEDING AND 1 FOLLOWING) AS smooth
+	   FROM dbo.orders`,
+	`SELECT DISTINCT region,
+	        PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY total) OVER (PARTITION BY region) AS median,
+	        PERCENTILE_DISC(0.9) WITHIN GROUP (ORDER BY total DESC) OVER (PARTITION BY region) AS p90
+	   FROM sales.orders`,
+	"SELECT region, STRING_AGG(name, ', ') WITHIN GROUP (ORDER BY name) AS names FROM sales.reps GROUP BY region",
+	`WITH monthly AS (
+	     SELECT DATEFROMPARTS(YEAR(ordered_at), MONTH(ordered_at), 1) AS month, SUM(total) AS revenue
+	       FROM dbo.orders GROUP BY DATEFROMPARTS(YEAR(ordered_at), MONTH(ordered_at), 1)),
+	 ranked AS (
+	     SELECT month, revenue, revenue - LAG(revenue) OVER (ORDER BY month) AS change FROM monthly)
+	 SELECT * FROM ranked r JOIN monthly m ON m.month = r.month ORDER BY r.month OFFSET 0 ROWS FETCH NEXT 12 ROWS ONLY`,
+	`WITH tree (id, parent_id, depth) AS (
+	     SELECT id, parent_id, 0 FROM dbo.categories WHERE parent_id IS NULL
+	     UNION ALL
+	     SELECT c.id, c.parent_id, t.depth + 1 FROM dbo.categories AS c INNER JOIN tree AS t ON c.parent_id = t.id)
+	 SELECT * FROM tree`,
+	`SELECT c.name, x.total
+	   FROM dbo.customers c
+	  CROSS APPLY (SELECT TOP (3) o.total FROM dbo.orders o WHERE o.customer_id = c.id ORDER BY o.total DESC) AS x`,
+	"SELECT c.name, s.value FROM dbo.customers c OUTER APPLY STRING_SPLIT(c.tags, ',') AS s",
+	"SELECT value FROM GENERATE_SERIES(1, 10)",
+	"SELECT id FROM dbo.orders UNION SELECT id FROM dbo.refunds EXCEPT SELECT id FROM dbo.fraud INTERSECT SELECT id FROM dbo.checked ORDER BY id",
+	"(SELECT id FROM dbo.orders) UNION ALL (SELECT id FROM dbo.refunds)",
+	`SELECT CASE WHEN total > 100 THEN 'big' WHEN total > 10 THEN 'mid' ELSE 'small' END AS size,
+	        CASE status WHEN 1 THEN 'open' ELSE 'closed' END,
+	        CONVERT(varchar(10), ordered_at, 120), TRY_CAST(note AS int), CAST(total AS decimal(12, 2)),
+	        CAST(note AS nvarchar(max)), IIF(total > 0, 1, 0), COALESCE(note, N''), ISNULL(note, ''),
+	        DATEADD(day, -7, GETDATE()), DATEDIFF(month, ordered_at, SYSDATETIME()), DATEPART(weekday, ordered_at),
+	        TRIM(note), LEFT(note, 3), RIGHT(note, 2), JSON_VALUE(payload, '$.kind'), ISJSON(payload),
+	        ordered_at AT TIME ZONE 'UTC', note COLLATE Latin1_General_CI_AS, CURRENT_TIMESTAMP, -total, ~flags
+	   FROM dbo.orders`,
+	"SELECT * FROM dbo.orders o WHERE EXISTS (SELECT 1 FROM dbo.refunds r WHERE r.order_id = o.id) AND NOT EXISTS (SELECT 1 FROM dbo.fraud f WHERE f.order_id = o.id)",
+	"SELECT * FROM dbo.orders WHERE customer_id IN (SELECT id FROM dbo.customers WHERE country = 'NL') AND total > ALL (SELECT total FROM dbo.refunds)",
+	"SELECT * FROM dbo.orders WHERE total BETWEEN 10 AND 20 AND note LIKE 'x%' ESCAPE '\\' AND note NOT LIKE '%y' AND status NOT IN (1, 2) AND note IS NOT NULL",
+	"SELECT region, product, SUM(total) FROM sales.orders GROUP BY ROLLUP (region, product)",
+	"SELECT region, product, SUM(total), GROUPING_ID(region, product) FROM sales.orders GROUP BY GROUPING SETS ((region, product), (region), ())",
+	"SELECT region, SUM(total) FROM sales.orders GROUP BY region WITH CUBE HAVING SUM(total) > 100",
+	"SELECT * FROM (SELECT region, month, total FROM sales.orders) AS s PIVOT (SUM(total) FOR month IN ([1], [2], [3])) AS p",
+	"SELECT * FROM sales.wide UNPIVOT (total FOR month IN (m1, m2, m3)) AS u",
+	"SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS v (id, name)",
+	"SELECT o.id FROM dbo.orders o LEFT OUTER JOIN dbo.customers c ON c.id = o.customer_id RIGHT JOIN dbo.regions g ON g.id = c.region_id FULL OUTER JOIN dbo.x ON 1 = 1 CROSS JOIN dbo.y",
+	"SELECT * FROM dbo.a JOIN dbo.b JOIN dbo.c ON c.id = b.id ON b.id = a.id",
+	"SELECT * FROM (dbo.a JOIN dbo.b ON b.id = a.id) LEFT JOIN dbo.c ON c.id = a.id",
+	"SELECT COUNT(*), COUNT(DISTINCT customer_id), COUNT_BIG(*), MAX(total) FROM dbo.orders",
+	"SELECT shop.dbo.orders.id FROM shop.dbo.orders",
+	"SELECT id FROM shop..orders",
+	"SELECT total_per_customer = SUM(total), 'label' = 1 FROM dbo.orders",
+	"SELECT 1 'label'",
+	"SELECT @@VERSION, @@SERVERNAME",
+	"SELECT FIRST_VALUE(total) IGNORE NULLS OVER (ORDER BY id) FROM dbo.orders",
+	"SELECT SUM(total) OVER w FROM dbo.orders WINDOW w AS (PARTITION BY customer_id)",
+	"SELECT COUNT(*) FROM dbo.events WHERE event_date >= DATEADD(day, -7, CAST(GETDATE() AS date))",
+	"SELECT COUNT(*) FROM dbo.events e JOIN dbo.users u ON u.id = e.user_id AND e.event_date >= '2026-03-01'",
+	"SELECT COUNT(*) FROM dbo.events WHERE NOT (event_date < '2026-01-01') AND kind = 'x'",
+	"SELECT COUNT(*) FROM dbo.events WHERE '2026-01-01' <= event_date",
+	"SELECT COUNT(*) FROM dbo.events AS e WHERE (e.event_date BETWEEN '2026-01-01' AND '2026-02-01' AND e.kind = 'x')",
+	"SELECT COUNT(*) FROM dbo.events WHERE event_date IN ('2026-01-01', '2026-01-02')",
+	"SELECT COUNT(*) FROM dbo.events WHERE event_date !< '2026-01-01'",
+	"SELECT * FROM dbo.orders o WHERE o.total > (SELECT AVG(e.value) FROM dbo.events e WHERE e.event_date >= EOMONTH(GETDATE(), -1))",
+}

@@ -1,0 +1,121 @@
+// Package postgres is the guard's PostgreSQL reader: it parses a statement
+// with PostgreSQL's own parser (pg_query_go, libpg_query) and reduces it to
+// guard.Statement, refusing on the way whatever is not one read-only SELECT.
+//
+// What it refuses, beyond the statement's kind:
+//   - anything that writes, locks or runs a command anywhere in the tree — a
+//     data-modifying CTE, SELECT … INTO, FOR UPDATE/SHARE — as not_read_only;
+//   - any function off the allowlist (functions.go), a schema-qualified
+//     function outside pg_catalog, a cast to an object-identifier type
+//     ('t'::regclass), and set_config (query_settings);
+//   - a table function in FROM other than generate_series and unnest.
+//
+// Attribute notation. PostgreSQL reads t.f, when t has no column f, as the
+// call f(t); the parse tree holds a column reference, not a call. Such a
+// call can only reach a function whose single argument takes the row of t,
+// and no built-in outside the allowlist does; the reader still refuses any
+// column reference, qualified or written (expr).f, whose last name belongs to
+// a denied family. User-defined functions taking a table's row type are the
+// database's to stop: the agent role has no EXECUTE on them (see
+// docs/executor-postgres.md).
+//
+// Tables are resolved from every RangeVar with CTE scoping done as
+// PostgreSQL does it: a name with no schema that matches a CTE visible there
+// is the CTE (a WITH RECURSIVE CTE sees every sibling, a plain one only the
+// earlier ones), anything else is a table. An unqualified pg_* name is read
+// as pg_catalog's, since pg_catalog comes first on every search path.
+package postgres
+
+import (
+	"fmt"
+	"strings"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+)
+
+// Reader reads PostgreSQL statements. Its zero value is ready to use and it
+// is safe for concurrent use.
+type Reader struct{}
+
+var _ guard.Reader = Reader{}
+
+// DefaultSchema is where PostgreSQL finds an unqualified table on a default
+// search path.
+const DefaultSchema = "public"
+
+// Read parses sql and returns its neutral shape, or the refusal.
+func (Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
+	if strings.IndexByte(sql, 0) >= 0 {
+		return nil, guard.Refuse(contracts.RefuseUnparsable, "the query holds a NUL byte",
+			"send the query as plain text")
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return nil, guard.Refuse(contracts.RefuseUnparsable,
+			"PostgreSQL cannot read the query: "+err.Error(),
+			"write it in PostgreSQL's dialect (list_connections shows the engine)")
+	}
+	switch n := len(tree.Stmts); {
+	case n == 0:
+		return nil, guard.Refuse(contracts.RefuseEmpty, "nothing to run: the query is blank, or only comments and semicolons",
+			"send one SELECT")
+	case n > 1:
+		return nil, guard.Refuse(contracts.RefuseNotOneStatement,
+			fmt.Sprintf("the query holds %d statements", n), "send one SELECT at a time")
+	}
+	raw := tree.Stmts[0]
+	sel := raw.GetStmt().GetSelectStmt()
+	if sel == nil {
+		return nil, guard.Refuse(contracts.RefuseNotASelect,
+			fmt.Sprintf("the statement is %s, not a SELECT", kind(raw.GetStmt())),
+			"send a SELECT; use describe_table to see a table's columns")
+	}
+	w := &walker{}
+	w.selectStmt(sel)
+	if w.refusal != nil {
+		return nil, w.refusal
+	}
+	canonical, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{Stmt: raw.Stmt}}})
+	if err != nil {
+		return nil, guard.Refuse(contracts.RefuseUnsupported, "the guard cannot write the statement back: "+err.Error(),
+			"write the query more plainly")
+	}
+	return &guard.Statement{Text: text(sql, raw), Canonical: canonical, Scopes: w.scopes}, nil
+}
+
+// text is the statement as sent, up to its end: no trailing semicolons,
+// comments after them or white space.
+func text(sql string, raw *pg_query.RawStmt) string {
+	end := len(sql)
+	if raw.StmtLen > 0 {
+		if e := int(raw.StmtLocation) + int(raw.StmtLen); e <= len(sql) {
+			end = e
+		}
+	}
+	return strings.TrimRight(sql[:end], " \t\r\n\f\v;")
+}
+
+// kind names a statement node for a refusal: "an INSERT", "a CREATE TABLE".
+func kind(n *pg_query.Node) string {
+	if n == nil || n.GetNode() == nil {
+		return "not a statement"
+	}
+	name := fmt.Sprintf("%T", n.GetNode()) // *pg_query.Node_InsertStmt
+	name = strings.TrimPrefix(name[strings.LastIndexByte(name, '.')+1:], "Node_")
+	if k, ok := kinds[name]; ok {
+		return k
+	}
+	return "a " + strings.TrimSuffix(name, "Stmt") + " statement"
+}
+
+var kinds = map[string]string{
+	"InsertStmt": "an INSERT", "UpdateStmt": "an UPDATE", "DeleteStmt": "a DELETE", "MergeStmt": "a MERGE",
+	"CreateStmt": "a CREATE TABLE", "DropStmt": "a DROP", "AlterTableStmt": "an ALTER TABLE",
+	"VariableSetStmt": "a SET", "VariableShowStmt": "a SHOW", "CopyStmt": "a COPY", "ExplainStmt": "an EXPLAIN",
+	"TransactionStmt": "a transaction command", "CreateTableAsStmt": "a CREATE TABLE AS", "DoStmt": "a DO block",
+	"CallStmt": "a CALL", "TruncateStmt": "a TRUNCATE", "GrantStmt": "a GRANT", "LockStmt": "a LOCK",
+	"ListenStmt": "a LISTEN", "NotifyStmt": "a NOTIFY", "PrepareStmt": "a PREPARE", "ExecuteStmt": "an EXECUTE",
+	"DeclareCursorStmt": "a DECLARE CURSOR", "VacuumStmt": "a VACUUM", "DiscardStmt": "a DISCARD",
+}

@@ -1,0 +1,238 @@
+package postgres_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	"github.com/sondehq/sonde/pkg/guard/postgres"
+	"github.com/sondehq/sonde/pkg/guard/postgres/postgrestest"
+)
+
+func TestHostileCorpus(t *testing.T) {
+	if n := len(postgrestest.Hostile); n < 40 {
+		t.Fatalf("the hostile corpus has %d shapes, want at least 40", n)
+	}
+	seen := map[string]bool{}
+	for _, c := range postgrestest.Hostile {
+		seen[c.Code] = true
+		t.Run(c.Name, func(t *testing.T) {
+			st, ref := guard.Check(postgres.Reader{}, c.SQL, postgrestest.Policy())
+			if ref == nil {
+				t.Fatalf("passed %q as %+v; want refusal %s", c.SQL, st, c.Code)
+			}
+			if ref.Code != c.Code {
+				t.Fatalf("%q refused %s (%s); want %s", c.SQL, ref.Code, ref.Reason, c.Code)
+			}
+			if ref.Reason == "" || ref.Fix == "" {
+				t.Fatalf("refusal %+v lacks a reason or a fix", ref)
+			}
+		})
+	}
+	for _, code := range contracts.GuardRefusalCodes {
+		if code == contracts.RefuseEngineParse {
+			continue // PostgreSQL's own parser is the guard's parser.
+		}
+		if !seen[code] {
+			t.Errorf("no hostile shape is refused %s", code)
+		}
+	}
+}
+
+func TestValidAnalytics(t *testing.T) {
+	for _, q := range postgrestest.Valid {
+		st, ref := guard.Check(postgres.Reader{}, q, postgrestest.Policy())
+		if ref != nil {
+			t.Errorf("refused %s (%s, fix: %s):\n%s", ref.Code, ref.Reason, ref.Fix, q)
+			continue
+		}
+		if st.Canonical == "" || st.Text == "" {
+			t.Errorf("no text or canonical form for %q: %+v", q, st)
+		}
+	}
+}
+
+func read(t *testing.T, q string) *guard.Statement {
+	t.Helper()
+	st, ref := postgres.Reader{}.Read(q)
+	if ref != nil {
+		t.Fatalf("Read(%q) refused %s: %s", q, ref.Code, ref.Reason)
+	}
+	return st
+}
+
+func TestTablesAndCTEScoping(t *testing.T) {
+	cases := []struct {
+		sql  string
+		want []string
+	}{
+		{"SELECT * FROM orders", []string{"public.orders"}},
+		{"SELECT * FROM Sales.Orders o JOIN \"Mixed\" m ON true", []string{"public.Mixed", "sales.orders"}},
+		// A CTE shadows the table of its name inside its WITH …
+		{"WITH orders AS (SELECT 1) SELECT * FROM orders", nil},
+		// … but not a schema-qualified name …
+		{"WITH orders AS (SELECT 1) SELECT * FROM public.orders", []string{"public.orders"}},
+		// … and not outside its WITH.
+		{"SELECT * FROM (WITH k AS (SELECT 1) SELECT * FROM k) s JOIN k ON true", []string{"public.k"}},
+		// A plain CTE sees earlier siblings only; a recursive one sees all.
+		{"WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a", []string{"public.b"}},
+		{"WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a", nil},
+		{"WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 3) SELECT * FROM t", nil},
+		// A CTE body reads tables; an outer CTE is visible in nested WITHs and subqueries.
+		{"WITH x AS (SELECT * FROM events) SELECT * FROM (WITH y AS (SELECT * FROM x) SELECT * FROM y WHERE EXISTS (SELECT 1 FROM x)) s", []string{"public.events"}},
+		// Every place a table is read.
+		{"SELECT (SELECT max(id) FROM a), b.x FROM b WHERE b.id IN (SELECT id FROM c) AND EXISTS (SELECT 1 FROM d) UNION SELECT 1, 2 FROM e TABLESAMPLE SYSTEM (10)",
+			[]string{"public.a", "public.b", "public.c", "public.d", "public.e"}},
+		{"SELECT * FROM pg_class", []string{"pg_catalog.pg_class"}},
+	}
+	for _, c := range cases {
+		got := read(t, c.sql).Tables(postgres.DefaultSchema)
+		if len(got) == 0 {
+			got = nil
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			// Policy matching is case-insensitive; Tables lowers names.
+			want := make([]string, len(c.want))
+			for i, w := range c.want {
+				want[i] = strings.ToLower(w)
+			}
+			if len(want) == 0 {
+				want = nil
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s\n tables %v, want %v", c.sql, got, c.want)
+			}
+		}
+	}
+}
+
+func TestCatalogKept(t *testing.T) {
+	st := read(t, "SELECT * FROM shop.public.orders")
+	tb := st.Scopes[0].Tables[0]
+	if tb.Catalog != "shop" || tb.Schema != "public" || tb.Name != "orders" {
+		t.Fatalf("table %+v, want catalog shop", tb)
+	}
+	p := guard.Policy{DefaultSchema: "public", Catalog: "shop"}
+	if ref := guard.Apply(st, p); ref != nil {
+		t.Fatalf("own catalog refused: %+v", ref)
+	}
+	p.Catalog = "other"
+	if ref := guard.Apply(st, p); ref == nil || ref.Code != contracts.RefuseTableNotReadable {
+		t.Fatalf("another catalog: %+v, want table_not_readable", ref)
+	}
+}
+
+func TestBounds(t *testing.T) {
+	cases := []struct {
+		where string
+		want  []guard.Bound
+	}{
+		{"d >= '2024-01-01'", []guard.Bound{{Column: "d"}}},
+		{"e.d > now() - interval '1 day'", []guard.Bound{{Qualifier: "e", Column: "d"}}},
+		{"d = current_date", []guard.Bound{{Column: "d"}}},
+		{"'2024-01-01' <= d", []guard.Bound{{Column: "d"}}},
+		{"current_date - 7 < d", []guard.Bound{{Column: "d"}}},
+		{"d BETWEEN '2024-01-01'::date AND current_date", []guard.Bound{{Column: "d"}}},
+		{"d IN ('2024-01-01', '2024-01-02')", []guard.Bound{{Column: "d"}}},
+		{"NOT (d < '2024-01-01')", []guard.Bound{{Column: "d"}}},
+		{"NOT ('2024-01-01' > d)", []guard.Bound{{Column: "d"}}},
+		{"s.e.d >= 1", []guard.Bound{{Qualifier: "e", Column: "d"}}},
+		{"a = 1 AND (b >= 2 AND c > 3)", []guard.Bound{{Column: "a"}, {Column: "b"}, {Column: "c"}}},
+		// Not bounds.
+		{"d < '2024-01-01'", nil},
+		{"d >= '2024-01-01' OR x = 1", nil},
+		{"d::date >= '2024-01-01'", nil},
+		{"d >= other", nil},
+		{"d >= (SELECT 1)", nil},
+		{"d NOT IN (1, 2)", nil},
+		{"d NOT BETWEEN 1 AND 2", nil},
+		{"d IN (1, x)", nil},
+		{"d >= max(1) OVER ()", nil},
+		{"NOT (d >= 1)", nil},
+	}
+	for _, c := range cases {
+		st := read(t, "SELECT 1 FROM t WHERE "+c.where)
+		got := st.Scopes[0].Bounds
+		if len(got) == 0 {
+			got = nil
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("WHERE %s: bounds %+v, want %+v", c.where, got, c.want)
+		}
+	}
+	// A join's own ON counts, in the scope that reads the table.
+	st := read(t, "SELECT 1 FROM a JOIN b ON b.d >= 1 AND b.id = a.id")
+	if got := st.Scopes[0].Bounds; len(got) != 1 || got[0] != (guard.Bound{Qualifier: "b", Column: "d"}) {
+		t.Errorf("join bounds %+v", got)
+	}
+}
+
+func TestTextAndCanonical(t *testing.T) {
+	cases := []struct{ in, text string }{
+		{"SELECT 1;", "SELECT 1"},
+		{"SELECT 1 ;; \n", "SELECT 1"},
+		{"SELECT 1; -- trailing comment", "SELECT 1"},
+		{"-- leading comment\nSELECT 1", "-- leading comment\nSELECT 1"},
+		{"SELECT ';' ;", "SELECT ';'"},
+	}
+	for _, c := range cases {
+		if got := read(t, c.in).Text; got != c.text {
+			t.Errorf("Text(%q) = %q, want %q", c.in, got, c.text)
+		}
+	}
+	a := read(t, "select  a, b from T where x = 1")
+	b := read(t, "SELECT a,b FROM t WHERE x=1;")
+	c := read(t, "SELECT a, b FROM t WHERE x = 2")
+	if a.Canonical != b.Canonical {
+		t.Errorf("canonical forms differ: %q vs %q", a.Canonical, b.Canonical)
+	}
+	if a.Canonical == c.Canonical {
+		t.Errorf("canonical form dropped a literal: %q", a.Canonical)
+	}
+}
+
+// TestPassingParsesAsOneSelect holds every valid statement's Text to the
+// property the fuzz target checks: one SelectStmt, nothing that writes.
+func TestPassingParsesAsOneSelect(t *testing.T) {
+	for _, q := range postgrestest.Valid {
+		st := read(t, q)
+		assertOneSelect(t, st.Text)
+		assertOneSelect(t, st.Canonical)
+	}
+}
+
+func assertOneSelect(t testing.TB, q string) {
+	t.Helper()
+	tree, err := pg_query.Parse(q)
+	if err != nil {
+		t.Fatalf("passed text does not parse: %v\n%q", err, q)
+	}
+	if len(tree.Stmts) != 1 || tree.Stmts[0].GetStmt().GetSelectStmt() == nil {
+		t.Fatalf("passed text is not one SELECT: %q", q)
+	}
+	js, err := pg_query.ParseToJSON(q)
+	if err != nil {
+		t.Fatalf("ParseToJSON: %v", err)
+	}
+	for _, bad := range []string{`"InsertStmt"`, `"UpdateStmt"`, `"DeleteStmt"`, `"MergeStmt"`, `"intoClause"`, `"lockingClause"`} {
+		if strings.Contains(js, bad) {
+			t.Fatalf("passed text holds %s: %q", bad, q)
+		}
+	}
+}
+
+func TestFunctionAllowed(t *testing.T) {
+	for _, f := range []string{"count", "percentile_cont", "date_trunc", "jsonb_extract_path_text", "generate_series"} {
+		if !postgres.FunctionAllowed(f) {
+			t.Errorf("%s not allowed", f)
+		}
+	}
+	for _, f := range []string{"pg_sleep", "dblink", "set_config", "nextval", "lo_import", "query_to_xml", "current_setting", "pg_advisory_lock", "txid_current", "version"} {
+		if postgres.FunctionAllowed(f) {
+			t.Errorf("%s allowed", f)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package sqlite
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	"modernc.org/sqlite"
+)
+
+// Read is one READ SQLite's authorizer was asked about.
+type Read struct {
+	// Database is "main", "temp" or empty (SQLite leaves it empty for a
+	// table read without a column, as count(*) does).
+	Database string
+	Table    string
+	// Column is empty when the table is read without a column.
+	Column string
+	// Via names the innermost view or CTE the read happens in; empty at the
+	// top of the statement.
+	Via string
+}
+
+// Record is what the authorizer was asked while SQLite compiled (and ran)
+// statements on a connection. It is safe for concurrent use.
+type Record struct {
+	mu        sync.Mutex
+	reads     []Read
+	functions []string
+	denied    *contracts.Refusal
+	action    string
+}
+
+// Reads returns the table reads allowed so far (table functions left out).
+func (r *Record) Reads() []Read {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Read(nil), r.reads...)
+}
+
+// Functions returns the functions called so far.
+func (r *Record) Functions() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.functions...)
+}
+
+// Denied returns the first operation the authorizer denied, as the refusal
+// the guard gives for it, and the operation in words ("DELETE on t"); nil
+// and "" when nothing was denied.
+func (r *Record) Denied() (*contracts.Refusal, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.denied, r.action
+}
+
+func (r *Record) deny(ref *contracts.Refusal, action string) sqlite.AuthorizerReturnCode {
+	if r != nil {
+		r.mu.Lock()
+		if r.denied == nil {
+			r.denied, r.action = ref, action
+		}
+		r.mu.Unlock()
+	}
+	return sqlite.AuthorizerDeny
+}
+
+// Authorizer returns the authorizer a connection compiles and runs
+// statements under. It allows SELECT, recursion, reads of the tables p's
+// readable patterns match, the allowlisted functions, json_each/json_tree,
+// and the read-only metadata pragmas on readable tables (as statements and
+// in their table-valued form, whose PRAGMA SQLite compiles while it runs the
+// statement); it denies everything else — writes, DDL, ATTACH, other
+// pragmas, other functions and table functions. rec, when not nil, records
+// the reads and functions allowed and the first denial.
+func Authorizer(p guard.Policy, rec *Record) sqlite.AuthorizerFn {
+	return func(action sqlite.AuthorizerActionCode, arg1, arg2, db, via string) sqlite.AuthorizerReturnCode {
+		switch action {
+		case sqlite.AuthSelect, sqlite.AuthRecursive:
+			return sqlite.AuthorizerOK
+		case sqlite.AuthTransaction:
+			// database/sql's own BEGIN/COMMIT/ROLLBACK; a statement of the
+			// caller's that begins a transaction never reaches SQLite.
+			return sqlite.AuthorizerOK
+		case sqlite.AuthRead:
+			return readAction(p, rec, Read{Database: db, Table: arg1, Column: arg2, Via: via})
+		case sqlite.AuthFunction:
+			if !allowedFunction(arg2) {
+				return rec.deny(guard.Refuse(contracts.RefuseFunctionDenied,
+					fmt.Sprintf("the function %s is denied: %s", arg2, deniedFamily(arg2)),
+					"compute it with the core, aggregate, window, date, math and JSON functions, or leave it out"),
+					"function "+arg2)
+			}
+			if rec != nil {
+				rec.mu.Lock()
+				rec.functions = append(rec.functions, strings.ToLower(arg2))
+				rec.mu.Unlock()
+			}
+			return sqlite.AuthorizerOK
+		case sqlite.AuthPragma:
+			return pragmaAction(p, rec, arg1, arg2, db)
+		}
+		what := describeAction(action, arg1, arg2)
+		return rec.deny(guard.Refuse(contracts.RefuseNotReadOnly,
+			fmt.Sprintf("the statement would %s; only reads may run", what),
+			"write one SELECT that reads what you need; nothing may change the database"), what)
+	}
+}
+
+func readAction(p guard.Policy, rec *Record, rd Read) sqlite.AuthorizerReturnCode {
+	if isFunc, allowed := tableFunction(rd.Table); isFunc {
+		if !allowed {
+			return rec.deny(guard.Refuse(contracts.RefuseTableFunction,
+				fmt.Sprintf("the table function %s is not allowed here", rd.Table),
+				"read from tables; the table functions allowed are json_each, json_tree and the pragma_ forms of "+
+					strings.Join(sortedKeys(metadataPragmas), ", ")),
+				"table function "+rd.Table)
+		}
+		return sqlite.AuthorizerOK
+	}
+	if ref := readable(p, rd.Database, rd.Table); ref != nil {
+		return rec.deny(ref, "read of "+rd.Table)
+	}
+	if rec != nil {
+		rec.mu.Lock()
+		rec.reads = append(rec.reads, rd)
+		rec.mu.Unlock()
+	}
+	return sqlite.AuthorizerOK
+}
+
+func pragmaAction(p guard.Policy, rec *Record, name, arg, db string) sqlite.AuthorizerReturnCode {
+	n := strings.ToLower(name)
+	if !metadataPragmas[n] {
+		return rec.deny(guard.Refuse(contracts.RefuseNotASelect,
+			fmt.Sprintf("PRAGMA %s is not one of the read-only metadata pragmas", name),
+			"read the schema with PRAGMA "+strings.Join(sortedKeys(metadataPragmas), ", ")+", or SELECT … FROM sqlite_master"),
+			"PRAGMA "+name)
+	}
+	// The pragma names a table (an index for index_info and index_xinfo,
+	// held to the same patterns); table_list with no argument lists the
+	// catalog.
+	table := arg
+	if table == "" {
+		table = "sqlite_master"
+	}
+	if ref := readable(p, db, table); ref != nil {
+		return rec.deny(ref, "PRAGMA "+name+"("+arg+")")
+	}
+	return sqlite.AuthorizerOK
+}
+
+// readable holds one table to p's readable patterns, with the shared rule's
+// own words.
+func readable(p guard.Policy, db, table string) *contracts.Refusal {
+	if len(p.Readable) == 0 {
+		return nil
+	}
+	schema := p.DefaultSchema
+	if schema == "" {
+		schema = "main"
+	}
+	st := &guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{{Schema: db, Name: table}}}}}
+	return guard.Apply(st, guard.Policy{Readable: p.Readable, DefaultSchema: schema})
+}
+
+var actionNames = map[sqlite.AuthorizerActionCode]string{
+	sqlite.AuthCreateIndex: "CREATE INDEX", sqlite.AuthCreateTable: "CREATE TABLE",
+	sqlite.AuthCreateTempIndex: "CREATE TEMP INDEX", sqlite.AuthCreateTempTable: "CREATE TEMP TABLE",
+	sqlite.AuthCreateTempTrigger: "CREATE TEMP TRIGGER", sqlite.AuthCreateTempView: "CREATE TEMP VIEW",
+	sqlite.AuthCreateTrigger: "CREATE TRIGGER", sqlite.AuthCreateView: "CREATE VIEW",
+	sqlite.AuthDelete: "DELETE", sqlite.AuthDropIndex: "DROP INDEX", sqlite.AuthDropTable: "DROP TABLE",
+	sqlite.AuthDropTempIndex: "DROP TEMP INDEX", sqlite.AuthDropTempTable: "DROP TEMP TABLE",
+	sqlite.AuthDropTempTrigger: "DROP TEMP TRIGGER", sqlite.AuthDropTempView: "DROP TEMP VIEW",
+	sqlite.AuthDropTrigger: "DROP TRIGGER", sqlite.AuthDropView: "DROP VIEW", sqlite.AuthInsert: "INSERT",
+	sqlite.AuthUpdate: "UPDATE", sqlite.AuthAttach: "ATTACH", sqlite.AuthDetach: "DETACH",
+	sqlite.AuthAlterTable: "ALTER TABLE", sqlite.AuthReindex: "REINDEX", sqlite.AuthAnalyze: "ANALYZE",
+	sqlite.AuthCreateVTable: "CREATE VIRTUAL TABLE", sqlite.AuthDropVTable: "DROP VIRTUAL TABLE",
+	sqlite.AuthSavepoint: "SAVEPOINT",
+}
+
+func describeAction(action sqlite.AuthorizerActionCode, arg1, arg2 string) string {
+	name, ok := actionNames[action]
+	if !ok {
+		return fmt.Sprintf("run operation %d", action)
+	}
+	switch action {
+	case sqlite.AuthAttach, sqlite.AuthDetach, sqlite.AuthSavepoint:
+		return name
+	case sqlite.AuthUpdate:
+		return fmt.Sprintf("UPDATE %s.%s", arg1, arg2)
+	}
+	if arg1 != "" {
+		return name + " " + arg1
+	}
+	return name
+}

@@ -1,0 +1,322 @@
+// Package sqlite is the guard's reader for SQLite: it reads a statement with
+// SQLite's own compiler and authorizer, on a connection that holds the
+// database's schema, and reduces it to the guard's neutral shape.
+//
+// What decides what, for one statement:
+//   - a lexer that follows SQLite's tokenizer splits the text: empty, more
+//     than one statement, and the first keyword (SELECT, WITH, VALUES, or
+//     PRAGMA of a read-only metadata pragma) are refused before SQLite sees
+//     anything;
+//   - SQLite compiles the statement (sqlite3_prepare, nothing executes) under
+//     Authorizer, which allows only reads, the allowlisted functions and the
+//     metadata pragmas and records every table read — CTE scoping and view
+//     expansion are SQLite's own — and the first denial, which becomes the
+//     refusal; SQLite's syntax errors are its own words;
+//   - SQLite compiles the text again with a stray ")" after it: that fails
+//     unless SQLite's first statement ends before the end of the text, so
+//     SQLite itself proves the text is one statement;
+//   - a small reader of SQLite's SELECT grammar places each table in the
+//     SELECT that names it and finds the lower bounds of that SELECT's WHERE
+//     and join conditions. A table SQLite reads that this reader did not
+//     place (through a view, or a statement it could not follow) is put in a
+//     scope with no bound, so a large table read there is refused.
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	"modernc.org/sqlite"
+)
+
+// Compiler compiles the first statement of sql with SQLite's own parser on a
+// connection that holds the database's schema, with auth installed as the
+// connection's authorizer, and returns the names of its result columns. It
+// must execute nothing.
+type Compiler interface {
+	Compile(sql string, auth sqlite.AuthorizerFn) (columns []string, err error)
+}
+
+// CompilerFunc adapts a function to Compiler.
+type CompilerFunc func(sql string, auth sqlite.AuthorizerFn) ([]string, error)
+
+// Compile calls f.
+func (f CompilerFunc) Compile(sql string, auth sqlite.AuthorizerFn) ([]string, error) {
+	return f(sql, auth)
+}
+
+// Reader reads SQLite statements; it implements guard.Reader.
+type Reader struct {
+	// Compiler compiles on a connection to the database the statement is for.
+	Compiler Compiler
+	// Policy's readable patterns are held by the authorizer while SQLite
+	// compiles (a table, or the table a metadata pragma names); the zero
+	// Policy lets every table be read and leaves the rules to guard.Apply.
+	Policy guard.Policy
+}
+
+// Reading is everything Inspect learned about one statement.
+type Reading struct {
+	guard.Statement
+	// Columns are the names of the result columns, as SQLite names them.
+	Columns []string
+	// Reads are the table reads SQLite's authorizer allowed.
+	Reads []Read
+	// Functions are the functions the statement calls, lower case.
+	Functions []string
+	// Followed is false when the scope reader could not follow the
+	// statement's structure: no bound was credited anywhere.
+	Followed bool
+}
+
+// CompileError is SQLite's own refusal to compile a statement that the
+// authorizer did not deny: a syntax error, a missing table or column.
+type CompileError struct {
+	// Err is the driver's error, with SQLite's result code.
+	Err error
+}
+
+func (e *CompileError) Error() string { return e.Err.Error() }
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// Read implements guard.Reader. A statement SQLite cannot compile is refused
+// as unparsable, with SQLite's words.
+func (r Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
+	rd, err := r.Inspect(sql)
+	if err != nil {
+		var ref *contracts.Refusal
+		if errors.As(err, &ref) {
+			return nil, ref
+		}
+		return nil, guard.Refuse(contracts.RefuseUnparsable, "SQLite cannot compile the statement: "+err.Error(),
+			"write it in SQLite's dialect, with the tables and columns the schema has")
+	}
+	return &rd.Statement, nil
+}
+
+// Inspect reads one statement. Its error is a *contracts.Refusal, a
+// *CompileError, or the Compiler's own failure.
+func (r Reader) Inspect(sql string) (*Reading, error) {
+	switch {
+	case strings.IndexByte(sql, 0) >= 0:
+		return nil, guard.Refuse(contracts.RefuseUnparsable, "the statement contains a NUL byte",
+			"remove the NUL byte; SQLite would ignore everything after it")
+	case !utf8.ValidString(sql):
+		return nil, guard.Refuse(contracts.RefuseUnparsable, "the statement is not valid UTF-8", "send the statement as UTF-8 text")
+	}
+	toks := lex(sql)
+	first := 0
+	for toks[first].kind == kSemi {
+		first++
+	}
+	if toks[first].kind == kEOF {
+		return nil, guard.Refuse(contracts.RefuseEmpty, "the statement is empty (only whitespace, comments or ';')",
+			"send one SELECT statement")
+	}
+	end := first
+	for toks[end].kind != kEOF && toks[end].kind != kSemi {
+		end++
+	}
+	stmt := append(toks[first:end:end], token{kEOF, len(sql), ""})
+	last := toks[end-1]
+	text := sql[toks[first].pos : last.pos+len(last.text)]
+
+	lead := stmt[0]
+	isPragma := lead.is("PRAGMA")
+	var sh *shape
+	switch {
+	case lead.is("SELECT"), lead.is("WITH"), lead.is("VALUES"):
+		// WITH … DELETE is a DELETE: refused before SQLite compiles it.
+		if sh = readShape(stmt); sh.verb != "SELECT" && sh.verb != "VALUES" {
+			return nil, notASelect(token{kind: kWord, text: sh.verb})
+		}
+	case isPragma:
+		if ref := checkPragma(stmt); ref != nil {
+			return nil, ref
+		}
+	default:
+		return nil, notASelect(lead)
+	}
+	for j := end; toks[j].kind != kEOF; j++ {
+		if toks[j].kind != kSemi {
+			return nil, guard.Refuse(contracts.RefuseNotOneStatement,
+				fmt.Sprintf("the text holds more than one statement: after the ';' at byte %d another begins with %s", toks[end].pos, describe(toks[j])),
+				"send exactly one SELECT per call: remove the ';' and everything after it")
+		}
+	}
+	if ref := deniedByName(stmt); ref != nil {
+		return nil, ref
+	}
+
+	rec := &Record{}
+	cols, err := r.Compiler.Compile(text, Authorizer(r.Policy, rec))
+	if ref, _ := rec.Denied(); ref != nil {
+		return nil, ref
+	}
+	if err != nil {
+		return nil, &CompileError{Err: err}
+	}
+	// The proof that SQLite's first statement is the whole text: with a
+	// stray ")" after it the text no longer compiles.
+	if _, err := r.Compiler.Compile(text+"\n)", Authorizer(r.Policy, nil)); err == nil {
+		return nil, guard.Refuse(contracts.RefuseEngineParse,
+			"SQLite reads the text as more than one statement: its first statement ends before the text does",
+			"send exactly one SELECT, with no ';' inside it")
+	}
+	if len(cols) == 0 {
+		return nil, guard.Refuse(contracts.RefuseNotASelect, "the statement returns no columns",
+			"write one SELECT that returns the columns you need")
+	}
+
+	rd := &Reading{Columns: cols, Reads: rec.Reads(), Functions: rec.Functions(), Followed: true}
+	rd.Text = text
+	rd.Canonical = canonical(stmt)
+	if isPragma {
+		return rd, nil
+	}
+	rd.Followed = sh.err == nil
+	rd.Scopes = merge(sh, rd.Reads)
+	return rd, nil
+}
+
+// deniedByName refuses a call of a function of a denied family by its name,
+// before SQLite compiles it: SQLite says only "no such function" of one this
+// build does not have (readfile, writefile), and the authorizer is never
+// asked about it.
+func deniedByName(stmt []token) *contracts.Refusal {
+	for i, t := range stmt[:len(stmt)-1] {
+		if t.kind != kWord || !stmt[i+1].op("(") || allowedFunction(t.text) {
+			continue
+		}
+		if fam := deniedFamily(t.text); !strings.HasPrefix(fam, "it is not on") {
+			return guard.Refuse(contracts.RefuseFunctionDenied,
+				fmt.Sprintf("the function %s is denied: %s", t.text, fam),
+				"compute it with the core, aggregate, window, date, math and JSON functions, or leave it out")
+		}
+	}
+	return nil
+}
+
+// checkPragma allows PRAGMA [schema.]name[(arg) | = arg] for the read-only
+// metadata pragmas only; the table it names is the authorizer's to check.
+func checkPragma(stmt []token) *contracts.Refusal {
+	i := 1
+	if i+2 < len(stmt) && stmt[i+1].op(".") {
+		i += 2
+	}
+	name := stmt[i]
+	if (name.kind == kWord || name.kind == kIdent) && metadataPragmas[strings.ToLower(name.name())] {
+		return nil
+	}
+	return guard.Refuse(contracts.RefuseNotASelect,
+		fmt.Sprintf("PRAGMA %s is not one of the read-only metadata pragmas", name.text),
+		"read the schema with PRAGMA "+strings.Join(sortedKeys(metadataPragmas), ", ")+", or SELECT … FROM sqlite_master")
+}
+
+func notASelect(t token) *contracts.Refusal {
+	fix := "rewrite it as a single SELECT (or WITH … SELECT) that reads what you need; nothing may change the database"
+	switch strings.ToUpper(t.text) {
+	case "EXPLAIN":
+		fix = "ask for the plan with the plan tool; a read runs a SELECT"
+	case "ATTACH", "DETACH":
+		fix = "read only this connection's own database"
+	}
+	return guard.Refuse(contracts.RefuseNotASelect,
+		fmt.Sprintf("only a SELECT (or WITH … SELECT, VALUES, or a metadata PRAGMA) may run; this statement begins with %s", describe(t)), fix)
+}
+
+// merge builds the statement's scopes: the scope reader's, each keeping only
+// the tables SQLite confirms it reads, and one more scope, with no bound,
+// holding every table SQLite reads that the scope reader did not place —
+// read through a view, or in a statement it could not follow.
+func merge(sh *shape, reads []Read) []guard.Scope {
+	key := func(schema, name string) string {
+		if schema == "" || strings.EqualFold(schema, "main") {
+			schema = "main"
+		}
+		return strings.ToLower(schema + "." + name)
+	}
+	confirmed := map[string]bool{}
+	for _, rd := range reads {
+		if rd.Via == "" || sh.ctes[strings.ToLower(rd.Via)] {
+			confirmed[key(rd.Database, rd.Table)] = true
+		}
+	}
+	placed := map[string]bool{}
+	var scopes []guard.Scope
+	for _, sc := range sh.scopes {
+		var tables []guard.Table
+		for _, t := range sc.Tables {
+			// SQLite reports a read of sqlite_schema (and its other
+			// aliases) as one of sqlite_master.
+			switch strings.ToLower(t.Name) {
+			case "sqlite_schema":
+				t.Name = "sqlite_master"
+			case "sqlite_temp_schema":
+				t.Name = "sqlite_temp_master"
+			}
+			k := key(t.Schema, t.Name)
+			if confirmed[k] {
+				tables = append(tables, t)
+				placed[k] = true
+			}
+		}
+		if len(tables) > 0 {
+			scopes = append(scopes, guard.Scope{Tables: tables, Bounds: sc.Bounds})
+		}
+	}
+	var rest guard.Scope
+	seen := map[string]bool{}
+	for _, rd := range reads {
+		k := key(rd.Database, rd.Table)
+		viaView := rd.Via != "" && !sh.ctes[strings.ToLower(rd.Via)]
+		if (placed[k] && !viaView) || seen[k] {
+			continue
+		}
+		seen[k] = true
+		schema := rd.Database
+		if schema == "" {
+			schema = "main"
+		}
+		rest.Tables = append(rest.Tables, guard.Table{Schema: schema, Name: rd.Table})
+	}
+	if len(rest.Tables) > 0 {
+		scopes = append(scopes, rest)
+	}
+	return scopes
+}
+
+// canonical is the statement's tokens, one space apart, keywords and bare
+// identifiers in lower case (SQLite reads them case-insensitively), quoted
+// identifiers and literals exactly as written, comments and terminators gone.
+func canonical(stmt []token) string {
+	var b strings.Builder
+	for i, t := range stmt {
+		if t.kind == kEOF {
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if t.kind == kWord {
+			b.WriteString(strings.ToLower(t.text))
+		} else {
+			b.WriteString(t.text)
+		}
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,336 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	msqlite "modernc.org/sqlite" // also the package-level driver
+)
+
+// schema is the fixture every reader test compiles against.
+var schema = []string{
+	"CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, created_at TEXT, total REAL)",
+	"CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, region TEXT)",
+	"CREATE TABLE events (id INTEGER PRIMARY KEY, user_id INTEGER, event_date TEXT, kind TEXT)",
+	"CREATE TABLE secret (id INTEGER PRIMARY KEY, token TEXT)",
+	"CREATE INDEX events_date ON events(event_date)",
+	"CREATE VIEW v_events AS SELECT * FROM events",
+	"CREATE VIEW v_orders AS SELECT id, total FROM orders",
+	"INSERT INTO orders VALUES (1, 1, '2025-01-02', 10.5), (2, 2, '2025-02-03', 20)",
+	"INSERT INTO events VALUES (1, 1, '2025-01-02', 'login')",
+}
+
+// policy is the fixture's connection policy.
+var policy = guard.Policy{
+	Readable:      []string{"main.orders", "main.customers", "main.events", "main.v_*", "main.sqlite_master"},
+	LargeTables:   map[string]string{"main.events": "event_date"},
+	DefaultSchema: "main",
+}
+
+// fixtureDB writes the fixture database and opens it read-only.
+func fixtureDB(t testing.TB) (path string, db *sql.DB) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "guard.db")
+	w, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range schema {
+		if _, err := w.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	w.Close()
+	db, err = sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return path, db
+}
+
+// reader returns a Reader compiling on one connection of db.
+func reader(t testing.TB, db *sql.DB) Reader {
+	t.Helper()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return Reader{Compiler: ConnCompiler(context.Background(), conn), Policy: policy}
+}
+
+// hostile are statements the guard must refuse, each with its code.
+var hostile = []struct{ sql, code string }{
+	{"", contracts.RefuseEmpty},
+	{"  -- only a comment\n ;; /* and this */", contracts.RefuseEmpty},
+	{"select 1; delete from orders", contracts.RefuseNotOneStatement},
+	{"select 1; select 2", contracts.RefuseNotOneStatement},
+	{"select 1 /* ; */ ; delete from orders", contracts.RefuseNotOneStatement},
+	{"select x'00';delete from orders", contracts.RefuseNotOneStatement},
+	{"select ';'; drop table orders", contracts.RefuseNotOneStatement},
+	{"delete from orders", contracts.RefuseNotASelect},
+	{"insert into orders(id) values (9)", contracts.RefuseNotASelect},
+	{"replace into orders(id) values (9)", contracts.RefuseNotASelect},
+	{"update orders set total = 0", contracts.RefuseNotASelect},
+	{"drop table orders", contracts.RefuseNotASelect},
+	{"create table x(a)", contracts.RefuseNotASelect},
+	{"create temp table x as select * from orders", contracts.RefuseNotASelect},
+	{"attach database 'other.db' as o", contracts.RefuseNotASelect},
+	{"detach database main", contracts.RefuseNotASelect},
+	{"pragma writable_schema = 1", contracts.RefuseNotASelect},
+	{"pragma query_only = 0", contracts.RefuseNotASelect},
+	{"PRAGMA main.journal_mode = delete", contracts.RefuseNotASelect},
+	{"vacuum", contracts.RefuseNotASelect},
+	{"vacuum into 'copy.db'", contracts.RefuseNotASelect},
+	{"reindex", contracts.RefuseNotASelect},
+	{"analyze", contracts.RefuseNotASelect},
+	{"begin; delete from orders; commit", contracts.RefuseNotASelect},
+	{"savepoint a", contracts.RefuseNotASelect},
+	{"explain select 1", contracts.RefuseNotASelect},
+	{"/* comment first */ delete from orders", contracts.RefuseNotASelect},
+	{"with d as (select 1) delete from orders", contracts.RefuseNotASelect},
+	{"with d as (select 1) insert into orders(id) select * from d", contracts.RefuseNotASelect},
+	{"with d as (select 1) update orders set total = 0", contracts.RefuseNotASelect},
+	{"select load_extension('/tmp/evil.so')", contracts.RefuseFunctionDenied},
+	{"select readfile('/etc/passwd')", contracts.RefuseFunctionDenied},
+	{"select writefile('/tmp/x', 'data')", contracts.RefuseFunctionDenied},
+	{"select fts3_tokenizer('simple')", contracts.RefuseFunctionDenied},
+	{"select sqlite_compileoption_get(0)", contracts.RefuseFunctionDenied},
+	{"select total from orders where id = (select sqlite_source_id())", contracts.RefuseFunctionDenied},
+	{"select * from sqlite_dbpage", contracts.RefuseTableFunction},
+	{"select * from dbstat", contracts.RefuseTableFunction},
+	{"select * from pragma_compile_options", contracts.RefuseTableFunction},
+	{"select * from secret", contracts.RefuseTableNotReadable},
+	{"select * from main.secret", contracts.RefuseTableNotReadable},
+	{"select * from orders where id in (select id from secret)", contracts.RefuseTableNotReadable},
+	{"with s as (select * from secret) select * from s", contracts.RefuseTableNotReadable},
+	{"select (select token from secret limit 1)", contracts.RefuseTableNotReadable},
+	{"select * from temp.sqlite_temp_master", contracts.RefuseTableNotReadable},
+	{"pragma table_info(secret)", contracts.RefuseTableNotReadable},
+	{"select * from events", contracts.RefuseLargeTableUnbounded},
+	{"select count(*) from events", contracts.RefuseLargeTableUnbounded},
+	{"select * from (select * from events) where event_date >= '2025-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where event_date >= '2025-01-01' or 1 = 1", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where kind = 'x' or event_date >= '2025-01-01' and 1", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where date(event_date) >= '2025-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where event_date <= '2025-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where event_date >= kind", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where event_date >= (select min(created_at) from orders)", contracts.RefuseLargeTableUnbounded},
+	{"select * from events e join orders o on o.id = e.id where event_date >= '2025-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select * from events e join orders o on o.id = e.id where o.created_at >= '2025-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select * from v_events where event_date >= '2025-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where event_date not between '2025-01-01' and '2025-02-01'", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where event_date in (select event_date from events)", contracts.RefuseLargeTableUnbounded},
+	{"select * from events where case when 1 then event_date >= '2025' and 1 end", contracts.RefuseLargeTableUnbounded},
+	{"select\x00 1", contracts.RefuseUnparsable},
+	{"select '\xff'", contracts.RefuseUnparsable},
+	{"select 'unterminated", contracts.RefuseUnparsable},
+	{"select $a(x; delete from orders)", contracts.RefuseUnparsable},
+	{"select * from orders where", contracts.RefuseUnparsable},
+	{"select * from nowhere", contracts.RefuseUnparsable},
+}
+
+func TestHostileCorpus(t *testing.T) {
+	_, db := fixtureDB(t)
+	r := reader(t, db)
+	if len(hostile) < 25 {
+		t.Fatalf("the hostile corpus has %d shapes, want at least 25", len(hostile))
+	}
+	for _, tc := range hostile {
+		st, ref := guard.Check(r, tc.sql, policy)
+		if ref == nil {
+			t.Errorf("%q passed (%+v), want %s", tc.sql, st, tc.code)
+			continue
+		}
+		if ref.Code != tc.code {
+			t.Errorf("%q: refused %s (%s), want %s", tc.sql, ref.Code, ref.Reason, tc.code)
+		}
+		if ref.Reason == "" || ref.Fix == "" {
+			t.Errorf("%q: refusal without reason or fix: %+v", tc.sql, ref)
+		}
+	}
+}
+
+// analytics are statements the guard must pass.
+var analytics = []string{
+	"select id, sum(total) over (partition by customer_id order by created_at rows between unbounded preceding and current row) from orders",
+	"select id, rank() over w, lag(total) over w, ntile(4) over w from orders window w as (order by total desc)",
+	"with a as (select customer_id, sum(total) t from orders group by 1), b as (select * from a where t > 10) select * from b",
+	"with a as (with inner_a as (select id from orders) select id from inner_a) select * from a",
+	"with recursive n(x) as (select 1 union all select x + 1 from n where x < 10) select x from n",
+	"select id from orders union select id from customers except select 1",
+	"select id from orders intersect select id from customers union all select 2 order by 1 limit 5",
+	"select count(*) filter (where total > 10), avg(total) filter (where customer_id = 1) from orders",
+	"select kind, count(*) from events where event_date >= date('now', '-7 days') group by kind having count(*) > 1",
+	"select e.kind, c.name from events e join customers c on c.id = e.user_id where e.event_date >= '2025-01-01' and c.region = 'eu'",
+	"select * from customers c join events e on e.user_id = c.id and e.event_date between '2025-01-01' and '2025-02-01'",
+	"with recent as (select * from events where event_date > ?) select count(*) from recent",
+	"select * from events where event_date in ('2025-01-01', '2025-01-02')",
+	"select * from events where not (event_date < '2025-01-01')",
+	"select * from events where '2025-01-01' <= event_date and kind = 'login'",
+	"select * from events where (kind = 'a' or kind = 'b') and (event_date >= cast(? as text))",
+	"select * from events where ((event_date >= current_date and kind is not null))",
+	"select * from customers where id in (select user_id from events where event_date >= '2025-01-01')",
+	"select * from customers c where exists (select 1 from events e where e.user_id = c.id and e.event_date >= '2025-01-01')",
+	"select c.name, (select count(*) from orders o where o.customer_id = c.id) n from customers c",
+	"select value from json_each('[1,2,3]')",
+	"select o.id, j.value from orders o, json_each('[1,2]') j",
+	"pragma table_info(orders)",
+	"PRAGMA main.index_list('events')",
+	"pragma table_list",
+	"select name, type from pragma_table_info('orders')",
+	"select case when total > 10 then 'big' else 'small' end, cast(total as integer) from orders",
+	"select 'a;b' as s, \"total\", [id], `customer_id` from orders",
+	"select name, sql from sqlite_master where type = 'table'",
+	"select name from sqlite_schema",
+	"values (1, 'a'), (2, 'b')",
+	"select * from orders order by created_at desc limit 10 offset 5",
+	"select * from orders limit 5, 10",
+	"select customer_id, count(*) from orders group by customer_id having sum(total) > 5 order by 2 desc",
+	"select e.kind from events as e where e.event_date >= current_date",
+	"select * from orders where customer_id is not distinct from 3",
+	"select * from orders natural join customers",
+	"select * from orders join customers using (id)",
+	"select * from orders left outer join customers on customers.id = orders.customer_id",
+	"select date(created_at, 'start of month') m, count(*) from orders group by m",
+	"select '{\"a\":1}' ->> '$.a', json_extract('{\"a\":1}', '$.a'), json_group_array(id) from orders",
+	"select distinct region from customers",
+	"select * from v_orders",
+	"select 1; ;",
+	"select $a(x;y)",
+	"select :name, @name, ?1",
+	"select * from (orders o join customers c on c.id = o.customer_id)",
+	"select * from orders indexed by sqlite_autoindex_orders_1 where id > 0",
+	"select string_agg(name, ',') from customers",
+	"select printf('%.2f', total), round(total, 1), abs(-1), coalesce(null, 1), iif(total > 1, 'y', 'n') from orders",
+	"select unixepoch('now'), strftime('%Y', created_at), julianday(created_at) from orders",
+	"select first_value(total) over (order by id), percent_rank() over (order by total) from orders",
+	"with x as materialized (select 1 a) select a from x",
+	"with x as not materialized (select 1 a) select a from x",
+	"select * from events where events.event_date >= '2025-01-01'",
+	"select * from main.events where main.events.event_date >= '2025-01-01'",
+	"select * from events where event_date >= '2025' order by event_date limit 10",
+}
+
+func TestAnalyticsPass(t *testing.T) {
+	_, db := fixtureDB(t)
+	r := reader(t, db)
+	for _, q := range analytics {
+		if q == "select * from orders indexed by sqlite_autoindex_orders_1 where id > 0" {
+			continue // orders has no such index: SQLite says so
+		}
+		st, ref := guard.Check(r, q, policy)
+		if ref != nil {
+			t.Errorf("%q refused: %s: %s (fix: %s)", q, ref.Code, ref.Reason, ref.Fix)
+			continue
+		}
+		if st.Text == "" || st.Canonical == "" {
+			t.Errorf("%q: empty text or canonical form", q)
+		}
+	}
+}
+
+func TestStatementShape(t *testing.T) {
+	_, db := fixtureDB(t)
+	r := reader(t, db)
+	rd, err := r.Inspect("  -- lead\nSELECT e.Kind, c.name FROM events AS e JOIN customers c ON c.id = e.user_id " +
+		"WHERE e.event_date >= '2025-01-01' AND c.id IN (SELECT customer_id FROM orders) ;; -- tail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rd.Text, "SELECT") || !strings.HasSuffix(rd.Text, "FROM orders)") {
+		t.Errorf("text %q", rd.Text)
+	}
+	if want := "select e . kind , c . name from events as e join customers c on c . id = e . user_id where e . event_date >= '2025-01-01' and c . id in ( select customer_id from orders )"; rd.Canonical != want {
+		t.Errorf("canonical\n %q\nwant\n %q", rd.Canonical, want)
+	}
+	if got := strings.Join(rd.Columns, ","); got != "kind,name" {
+		t.Errorf("columns %s", got)
+	}
+	if len(rd.Scopes) != 2 || len(rd.Scopes[0].Tables) != 2 || rd.Scopes[0].Tables[0].Alias != "e" ||
+		len(rd.Scopes[0].Bounds) != 1 || rd.Scopes[0].Bounds[0] != (guard.Bound{Qualifier: "e", Column: "event_date"}) {
+		t.Errorf("scopes %+v", rd.Scopes)
+	}
+	if got := strings.Join(rd.Tables("main"), ","); got != "main.customers,main.events,main.orders" {
+		t.Errorf("tables %s", got)
+	}
+}
+
+// TestCTEScoping: a CTE named like a table hides it where it is visible, and
+// SQLite's reads decide what is read.
+func TestCTEScoping(t *testing.T) {
+	_, db := fixtureDB(t)
+	r := reader(t, db)
+	// "events" here is the CTE, bounded inside; the real table is read once,
+	// in the CTE's body, with its bound.
+	q := "with events as (select * from main.events where event_date >= '2025-01-01') select * from events"
+	if _, ref := guard.Check(r, q, policy); ref != nil {
+		t.Fatalf("%s: %+v", q, ref)
+	}
+	// The CTE hides the secret table name: nothing secret is read.
+	q = "with secret as (select 1 token) select token from secret"
+	if _, ref := guard.Check(r, q, policy); ref != nil {
+		t.Fatalf("%s: %+v", q, ref)
+	}
+}
+
+// TestEngineParseDisagreement: were the lexer to take a ';' SQLite sees for
+// part of a token, SQLite's own reading (the probe) still refuses it.
+func TestEngineParseDisagreement(t *testing.T) {
+	_, db := fixtureDB(t)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	inner := ConnCompiler(context.Background(), conn)
+	// A compiler that hides the second statement from the lexer's view is
+	// simulated by handing SQLite two statements behind the reader's back.
+	r := Reader{Compiler: CompilerFunc(func(q string, auth msqlite.AuthorizerFn) ([]string, error) {
+		return inner.Compile(strings.Replace(q, "select 1", "select 1; select 2", 1), auth)
+	})}
+	_, ref := r.Read("select 1")
+	if ref == nil || ref.Code != contracts.RefuseEngineParse {
+		t.Fatalf("refusal %+v, want engine_parse", ref)
+	}
+}
+
+func TestLexer(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		kinds []kind
+	}{
+		{"select 'a;b'", []kind{kWord, kString, kEOF}},
+		{`"a""b" [x;y] ` + "`q`", []kind{kIdent, kIdent, kIdent, kEOF}},
+		{"x'00ff' X'1' 0x1F 1.5e3 .5", []kind{kBlob, kIllegal, kNumber, kNumber, kNumber, kEOF}},
+		{"$a(x;y) :b @c ?1 ? $d::e", []kind{kVariable, kVariable, kVariable, kVariable, kVariable, kVariable, kEOF}},
+		{"a /* ; */ b -- ;\n c", []kind{kWord, kWord, kWord, kEOF}},
+		{"a /* ; unterminated", []kind{kWord, kEOF}},
+		{"a /*", []kind{kWord, kOp, kOp, kEOF}},
+		{"a->>b||c<=d", []kind{kWord, kOp, kWord, kOp, kWord, kOp, kWord, kEOF}},
+		{"'open", []kind{kIllegal, kEOF}},
+	} {
+		toks := lex(tc.in)
+		var got []kind
+		for _, tk := range toks {
+			got = append(got, tk.kind)
+		}
+		if len(got) != len(tc.kinds) {
+			t.Errorf("%q: kinds %v, want %v", tc.in, got, tc.kinds)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.kinds[i] {
+				t.Errorf("%q: kinds %v, want %v", tc.in, got, tc.kinds)
+				break
+			}
+		}
+	}
+}

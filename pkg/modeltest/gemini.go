@@ -1,0 +1,322 @@
+package modeltest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NewGemini starts a replay server for the Gemini API's
+// models/{model}:streamGenerateContent (and :generateContent) on 127.0.0.1
+// at a free port. A streamed reply is server-sent events of
+// GenerateContentResponse objects (alt=sse), the last carrying the
+// candidate's finishReason and usageMetadata; an error is the API's
+// {"error":{"code","message","status","details"}} envelope.
+//
+// In a Reply, ErrorType is the error's status ("INVALID_ARGUMENT",
+// "RESOURCE_EXHAUSTED", …; empty picks the one the API sends with the HTTP
+// status) and ErrorCode is sent as the reason of a google.rpc.ErrorInfo
+// detail (e.g. "API_KEY_INVALID") — except with status 429, where it is the
+// quotaId of a google.rpc.QuotaFailure violation (e.g.
+// "GenerateRequestsPerDayPerProjectPerModel-FreeTier"); a 429 without one
+// carries a google.rpc.RetryInfo instead. Usage is reported with
+// cachedContentTokenCount.
+func NewGemini(script Script, opts ...Option) (*Server, error) {
+	return newServer(VendorGemini, script, opts, func(s *Server, mux *http.ServeMux) {
+		mux.HandleFunc("POST /{version}/models/{call}", s.geminiGenerate)
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			writeGeminiError(w, http.StatusNotFound, "", "", "Not found: "+r.URL.Path)
+		})
+	})
+}
+
+type geminiPart struct {
+	Text         string `json:"text,omitempty"`
+	FunctionCall *struct {
+		ID   string          `json:"id"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args"`
+	} `json:"functionCall,omitempty"`
+	FunctionResponse *struct {
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response"`
+	} `json:"functionResponse,omitempty"`
+}
+
+type geminiContent struct {
+	Role  string       `json:"role"`
+	Parts []geminiPart `json:"parts"`
+}
+
+type geminiRequest struct {
+	Contents          []geminiContent `json:"contents"`
+	SystemInstruction *geminiContent  `json:"systemInstruction"`
+	Tools             []struct {
+		FunctionDeclarations []struct {
+			Name                 string          `json:"name"`
+			Description          string          `json:"description"`
+			Parameters           json.RawMessage `json:"parameters"`
+			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+}
+
+// neutral maps a generateContent request onto a ChatRequest.
+func (g geminiRequest) neutral(model string, stream bool) ChatRequest {
+	req := ChatRequest{Model: model, Stream: stream}
+	if g.SystemInstruction != nil {
+		var b strings.Builder
+		for _, p := range g.SystemInstruction.Parts {
+			b.WriteString(p.Text)
+		}
+		req.Messages = append(req.Messages, ChatMessage{Role: "system", Content: b.String()})
+	}
+	for _, c := range g.Contents {
+		var text strings.Builder
+		var calls []ChatToolCall
+		for _, p := range c.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				id := p.FunctionCall.ID
+				if id == "" {
+					id = p.FunctionCall.Name
+				}
+				args := string(p.FunctionCall.Args)
+				if args == "" || args == "null" {
+					args = "{}"
+				}
+				calls = append(calls, ChatToolCall{ID: id, Type: "function", Function: FunctionCall{Name: p.FunctionCall.Name, Arguments: args}})
+			case p.FunctionResponse != nil:
+				id := p.FunctionResponse.ID
+				if id == "" {
+					id = p.FunctionResponse.Name
+				}
+				req.Messages = append(req.Messages, ChatMessage{Role: "tool", ToolCallID: id, Content: geminiResponseText(p.FunctionResponse.Response)})
+			default:
+				text.WriteString(p.Text)
+			}
+		}
+		role := c.Role
+		if role == "model" {
+			role = "assistant"
+		}
+		if text.Len() > 0 || len(calls) > 0 {
+			req.Messages = append(req.Messages, ChatMessage{Role: role, Content: text.String(), ToolCalls: calls})
+		}
+	}
+	for _, t := range g.Tools {
+		for _, fd := range t.FunctionDeclarations {
+			params := fd.ParametersJSONSchema
+			if len(params) == 0 {
+				params = fd.Parameters
+			}
+			req.Tools = append(req.Tools, ChatTool{Type: "function", Function: ToolFunction{Name: fd.Name, Description: fd.Description, Parameters: params}})
+		}
+	}
+	return req
+}
+
+// geminiResponseText is a function response as text: its "output" (or
+// "content") member when that is a string, else its JSON.
+func geminiResponseText(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil {
+		for _, k := range []string{"output", "content"} {
+			var s string
+			if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil {
+				return s
+			}
+		}
+	}
+	return string(raw)
+}
+
+func (s *Server) geminiGenerate(w http.ResponseWriter, r *http.Request) {
+	n := s.seq.Add(1)
+	model, method, ok := strings.Cut(r.PathValue("call"), ":")
+	if !ok || (method != "streamGenerateContent" && method != "generateContent") {
+		writeGeminiError(w, http.StatusNotFound, "", "", "Unknown method: "+r.URL.Path)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeGeminiError(w, http.StatusBadRequest, "", "", "The request body could not be read.")
+		return
+	}
+	var gr geminiRequest
+	if err := json.Unmarshal(body, &gr); err != nil || len(gr.Contents) == 0 {
+		writeGeminiError(w, http.StatusBadRequest, "", "", "Invalid JSON payload received.")
+		return
+	}
+	stream := method == "streamGenerateContent"
+	req := gr.neutral(model, stream)
+	reply, err := s.decide(r, body, &req)
+	if err != nil {
+		writeGeminiError(w, http.StatusInternalServerError, "", "", "The replay script failed: "+err.Error())
+		return
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		writeGeminiError(w, reply.Status, reply.ErrorType, reply.ErrorCode, reply.ErrorMessage)
+		return
+	}
+	g := geminiReply{model: model, id: "replay" + strconv.FormatInt(n, 10), reply: reply}
+	if !stream || reply.IgnoreStream || r.URL.Query().Get("alt") != "sse" {
+		// Without alt=sse the API answers one JSON document; so does a server
+		// that ignores streaming.
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		_ = json.NewEncoder(w).Encode(g.whole())
+		return
+	}
+	g.stream(r.Context(), w, s.opts.chunkDelay)
+}
+
+// geminiStatus is the status string the API sends with an HTTP status.
+func geminiStatus(code int, status string) string {
+	if status != "" {
+		return status
+	}
+	switch code {
+	case http.StatusBadRequest:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	return "INTERNAL"
+}
+
+func geminiErrorBody(code int, status, reason, msg string) map[string]any {
+	status = geminiStatus(code, status)
+	if msg == "" {
+		msg = "replayed " + status
+	}
+	e := map[string]any{"code": code, "message": msg, "status": status}
+	switch {
+	case code == http.StatusTooManyRequests && reason != "":
+		e["details"] = []any{map[string]any{
+			"@type":      "type.googleapis.com/google.rpc.QuotaFailure",
+			"violations": []any{map[string]any{"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests", "quotaId": reason}},
+		}}
+	case code == http.StatusTooManyRequests:
+		e["details"] = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}}
+	case reason != "":
+		e["details"] = []any{map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "googleapis.com"}}
+	}
+	return map[string]any{"error": e}
+}
+
+func writeGeminiError(w http.ResponseWriter, code int, status, reason, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(geminiErrorBody(code, status, reason, msg))
+}
+
+type geminiReply struct {
+	model, id string
+	reply     Reply
+}
+
+func (g geminiReply) finishReason() string {
+	if g.reply.FinishReason != "" {
+		return g.reply.FinishReason
+	}
+	return "STOP" // function calls end with STOP too
+}
+
+func (g geminiReply) usage() map[string]any {
+	u := g.reply.Usage
+	m := map[string]any{
+		"promptTokenCount":     u.PromptTokens,
+		"candidatesTokenCount": u.CompletionTokens,
+		"totalTokenCount":      u.PromptTokens + u.CompletionTokens,
+	}
+	if u.CachedTokens > 0 {
+		m["cachedContentTokenCount"] = u.CachedTokens
+	}
+	return m
+}
+
+func (g geminiReply) response(parts []map[string]any, finish bool) map[string]any {
+	cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+	out := map[string]any{"candidates": []any{cand}, "modelVersion": g.model, "responseId": g.id}
+	if finish {
+		cand["finishReason"] = g.finishReason()
+		out["usageMetadata"] = g.usage()
+	}
+	return out
+}
+
+func (g geminiReply) callParts() []map[string]any {
+	var parts []map[string]any
+	for _, tc := range g.reply.ToolCalls {
+		call := map[string]any{"name": tc.Name, "args": json.RawMessage(orEmptyObject(tc.Arguments))}
+		if tc.ID != "" {
+			call["id"] = tc.ID
+		}
+		parts = append(parts, map[string]any{"functionCall": call})
+	}
+	return parts
+}
+
+// whole is the reply as one GenerateContentResponse.
+func (g geminiReply) whole() map[string]any {
+	var parts []map[string]any
+	if g.reply.Text != "" {
+		parts = append(parts, map[string]any{"text": g.reply.Text})
+	}
+	return g.response(append(parts, g.callParts()...), true)
+}
+
+// stream writes the reply as alt=sse chunks: text pieces, then every
+// function call in one chunk (Gemini sends a call whole), then the finish
+// chunk with usage.
+func (g geminiReply) stream(ctx context.Context, w http.ResponseWriter, delay time.Duration) {
+	sse := newSSE(ctx, w, "text/event-stream", delay)
+	send := func(v any, pause bool) bool {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		return sse.raw(bytes.Join([][]byte{[]byte("data: "), b, []byte("\r\n\r\n")}, nil), pause)
+	}
+	for _, piece := range splitText(g.reply.Text) {
+		if !send(g.response([]map[string]any{{"text": piece}}, false), true) {
+			return
+		}
+	}
+	if calls := g.callParts(); len(calls) > 0 {
+		if !send(g.response(calls, false), false) {
+			return
+		}
+	}
+	switch {
+	case g.reply.StreamError:
+		code := http.StatusInternalServerError
+		switch g.reply.ErrorType {
+		case "RESOURCE_EXHAUSTED":
+			code = http.StatusTooManyRequests
+		case "UNAVAILABLE":
+			code = http.StatusServiceUnavailable
+		case "INVALID_ARGUMENT":
+			code = http.StatusBadRequest
+		}
+		send(geminiErrorBody(code, g.reply.ErrorType, g.reply.ErrorCode, g.reply.ErrorMessage), false)
+	case g.reply.TruncateStream:
+	default:
+		send(g.response([]map[string]any{{"text": ""}}, true), false)
+	}
+}

@@ -1,0 +1,324 @@
+// Package duckdb is the DuckDB engine of the executor: it opens a database
+// file so that DuckDB itself holds it read-only, guards each statement with
+// DuckDB's own parser, runs it under a deadline and collects its rows under a
+// profile's bounds. It uses github.com/duckdb/duckdb-go/v2, the maintained
+// successor of github.com/marcboeker/go-duckdb.
+//
+// What holds a connection read-only, outermost first:
+//   - the guard (pkg/guard/duckdb): one SELECT, as json_serialize_sql reads
+//     it, with only range, generate_series and unnest as table functions, an
+//     allowlist of functions, and the connection's readable tables and
+//     large-table bounds (guard.Apply);
+//   - DuckDB's own prepare of the text: exactly one statement, of type SELECT;
+//   - the instance's settings, locked before the first statement:
+//     access_mode=READ_ONLY (every write fails), enable_external_access=false
+//     (no file, network, ATTACH, COPY, INSTALL or LOAD), no extension
+//     autoloading or autoinstalling, no temporary directory (nothing spills
+//     next to the file), a memory limit and few threads.
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	guardduckdb "github.com/sondehq/sonde/pkg/guard/duckdb"
+	"github.com/sondehq/sonde/services/executor/connections"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
+)
+
+// MaxConns bounds the open connections (and so the concurrent statements) of
+// one engine.
+const MaxConns = 8
+
+// Settings are the instance settings every engine opens its file with. They
+// are locked (lock_configuration) before the first statement runs.
+var Settings = []struct{ Name, Value string }{
+	{"access_mode", "READ_ONLY"},
+	{"enable_external_access", "false"},
+	{"autoload_known_extensions", "false"},
+	{"autoinstall_known_extensions", "false"},
+	{"allow_community_extensions", "false"},
+	{"memory_limit", "512MB"},
+	{"threads", "2"},
+	{"max_temp_directory_size", "0B"},
+}
+
+// Engine reads one DuckDB database file. It is safe for concurrent use.
+type Engine struct {
+	db     *sql.DB
+	guard  *guardduckdb.Reader
+	policy guard.Policy
+}
+
+// Open opens the database file at path read-only with the locked settings,
+// and the guard's parser beside it. readable and large are the connection's
+// table patterns and large-table bounds.
+func Open(ctx context.Context, path string, readable []string, large map[string]string) (*Engine, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("duckdb: %s is not a regular file", abs)
+	}
+	if strings.ContainsAny(abs, "?#") {
+		// The driver reads settings after the first '?' of the DSN.
+		return nil, fmt.Errorf("duckdb: the path %s holds '?' or '#'; rename the file", abs)
+	}
+	q := url.Values{}
+	for _, s := range Settings {
+		q.Set(s.Name, s.Value)
+	}
+	connector, err := duckdb.NewConnector(abs+"?"+q.Encode(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: open %s: %w", abs, err)
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(MaxConns)
+	db.SetMaxIdleConns(MaxConns)
+	db.SetConnMaxIdleTime(10 * time.Minute)
+	fail := func(err error) (*Engine, error) {
+		db.Close()
+		return nil, fmt.Errorf("duckdb: open %s: %w", abs, err)
+	}
+	// Lock the configuration: from here on no statement can change a setting.
+	// The driver shares one instance per file within a process, which may
+	// already be locked by another engine on the same file.
+	var locked bool
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('lock_configuration')").Scan(&locked); err != nil {
+		return fail(err)
+	}
+	if !locked {
+		if _, err := db.ExecContext(ctx, "SET lock_configuration = true"); err != nil {
+			return fail(err)
+		}
+	}
+	// Reading the catalog proves the file is a database we can open, and
+	// names the connection's own catalog.
+	var catalog string
+	if err := db.QueryRowContext(ctx, "SELECT current_database()").Scan(&catalog); err != nil {
+		return fail(err)
+	}
+	reader, err := guardduckdb.New()
+	if err != nil {
+		return fail(err)
+	}
+	return &Engine{db: db, guard: reader, policy: guard.Policy{
+		Readable: readable, LargeTables: large, DefaultSchema: "main", Catalog: catalog,
+	}}, nil
+}
+
+// OpenConnection is the executor's engine.Opener for duckdb connections.
+func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
+	return Open(ctx, c.Path, c.Readable, c.LargeTables)
+}
+
+// Close closes the engine's connections and its guard.
+func (e *Engine) Close() error {
+	return errors.Join(e.guard.Close(), e.db.Close())
+}
+
+// Result is what one operation sent to DuckDB and what came back.
+type Result = engine.Result
+
+// Read runs one guarded SELECT. Its error is a *contracts.Refusal (refused
+// before execution), a *rowset.TooLargeError (the result passed a bound of a
+// refusing profile) or a *contracts.DBError (the database failed it). A
+// non-positive timeout means no deadline.
+func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
+	st, refusal := guard.Check(e.guard, req.SQL, e.policy)
+	if refusal != nil {
+		return Result{}, refusal
+	}
+	return e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout, true)
+}
+
+// SchemaSQL composes the catalog read of a schema operation, in the shape
+// every engine's schema read has (type, name, tbl_name, sql): each table,
+// view and index of the database's own catalog with the DDL DuckDB keeps for
+// it (duckdb_tables, duckdb_views, duckdb_indexes), names qualified with
+// their schema. It is narrowed (case-insensitively) to a schema and a table
+// when they are given, and to the readable patterns. The values are bound as
+// parameters in the order SchemaSQL returns them.
+func SchemaSQL(schema, table string, readable []string) (string, []any) {
+	var args []any
+	filter := func(b *strings.Builder, tableCol string) {
+		if schema != "" {
+			b.WriteString(" AND lower(schema_name) = lower(?)")
+			args = append(args, schema)
+		}
+		if table != "" {
+			b.WriteString(" AND lower(" + tableCol + ") = lower(?)")
+			args = append(args, table)
+		}
+		if len(readable) > 0 {
+			b.WriteString(" AND (")
+			for i, p := range readable {
+				if i > 0 {
+					b.WriteString(" OR ")
+				}
+				b.WriteString("lower(schema_name || '.' || " + tableCol + ") GLOB lower(?)")
+				args = append(args, p)
+			}
+			b.WriteString(")")
+		}
+	}
+	var b strings.Builder
+	b.WriteString("SELECT type, name, tbl_name, sql FROM (\n")
+	b.WriteString("  SELECT 'table' AS type, schema_name || '.' || table_name AS name, schema_name || '.' || table_name AS tbl_name, sql, 0 AS rank\n")
+	b.WriteString("  FROM duckdb_tables() WHERE database_name = current_database() AND NOT internal")
+	filter(&b, "table_name")
+	b.WriteString("\n  UNION ALL\n")
+	b.WriteString("  SELECT 'view', schema_name || '.' || view_name, schema_name || '.' || view_name, sql, 1\n")
+	b.WriteString("  FROM duckdb_views() WHERE database_name = current_database() AND NOT internal")
+	filter(&b, "view_name")
+	b.WriteString("\n  UNION ALL\n")
+	b.WriteString("  SELECT 'index', schema_name || '.' || index_name, schema_name || '.' || table_name, sql, 2\n")
+	b.WriteString("  FROM duckdb_indexes() WHERE database_name = current_database()")
+	filter(&b, "table_name")
+	b.WriteString("\n) ORDER BY lower(tbl_name), rank, name")
+	return b.String(), args
+}
+
+// Schema runs the catalog read SchemaSQL composes. Errors as for Read.
+func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error) {
+	stmt, args := SchemaSQL(req.Schema, req.Table, e.policy.Readable)
+	return e.run(ctx, stmt, args, req.Limits, req.Timeout, false)
+}
+
+func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration, agree bool) (res Result, err error) {
+	res.SQL = stmt
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	conn, err := e.db.Conn(ctx)
+	if err != nil {
+		return res, classify(err, timeout)
+	}
+	defer conn.Close()
+	if agree {
+		if err := engineAgrees(conn, stmt, timeout); err != nil {
+			return res, err
+		}
+	}
+
+	start := time.Now()
+	defer func() { res.Duration = time.Since(start) }()
+	res.Statements = 1
+	rows, err := conn.QueryContext(ctx, stmt, params...)
+	if err != nil {
+		return res, classify(err, timeout)
+	}
+	defer rows.Close()
+
+	cols, err := rows.ColumnTypes()
+	if err != nil {
+		return res, classify(err, timeout)
+	}
+	columns := make([]contracts.Column, len(cols))
+	types := make([]string, len(cols))
+	for i, c := range cols {
+		types[i] = c.DatabaseTypeName()
+		columns[i] = contracts.Column{Name: c.Name(), Type: types[i]}
+	}
+	set := rowset.New(columns, limits)
+	res.Rows = set
+
+	raw := make([]any, len(cols))
+	dest := make([]any, len(cols))
+	for i := range raw {
+		dest[i] = &raw[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return res, classify(err, timeout)
+		}
+		row := make([]any, len(raw))
+		for i, v := range raw {
+			if row[i], err = value(v, types[i]); err != nil {
+				return res, classify(fmt.Errorf("row %d, column %q: %w", len(set.Rows)+1, columns[i].Name, err), timeout)
+			}
+		}
+		more, err := set.Add(row)
+		if err != nil {
+			var tooLarge *rowset.TooLargeError
+			if errors.As(err, &tooLarge) {
+				return res, err
+			}
+			return res, classify(err, timeout)
+		}
+		if !more {
+			return res, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return res, classify(err, timeout)
+	}
+	if err := rows.Close(); err != nil {
+		return res, classify(err, timeout)
+	}
+	return res, nil
+}
+
+// engineAgrees asks DuckDB itself, through the driver's single-statement
+// prepare, whether stmt is exactly one SELECT: the guard's reading is held
+// to the engine's. (The driver's context-aware prepare would run every
+// statement but the last of a multi-statement text; this one refuses them.)
+// A statement DuckDB fails to bind (a missing column, say) is the database's
+// error, classified; anything else the driver refuses is an engine_parse
+// refusal.
+func engineAgrees(conn *sql.Conn, stmt string, timeout time.Duration) error {
+	var verdict error
+	err := conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("duckdb: unexpected driver connection %T", dc)
+		}
+		ds, err := c.Prepare(stmt)
+		if err != nil {
+			var dbErr *duckdb.Error
+			if errors.As(err, &dbErr) {
+				verdict = classify(err, timeout)
+			} else {
+				verdict = guard.Refuse(contracts.RefuseEngineParse,
+					"DuckDB does not read this as one statement: "+err.Error(), "send one plain SELECT")
+			}
+			return nil
+		}
+		defer ds.Close()
+		s, ok := ds.(*duckdb.Stmt)
+		if !ok {
+			return fmt.Errorf("duckdb: unexpected driver statement %T", ds)
+		}
+		t, err := s.StatementType()
+		if err != nil {
+			return err
+		}
+		if t != duckdb.STATEMENT_TYPE_SELECT {
+			verdict = guard.Refuse(contracts.RefuseEngineParse,
+				fmt.Sprintf("DuckDB reads this as a statement of type %d, not a SELECT", t), "send one plain SELECT")
+		}
+		return nil
+	})
+	if err != nil {
+		return classify(err, timeout)
+	}
+	return verdict
+}

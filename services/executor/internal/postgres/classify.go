@@ -1,0 +1,75 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/sondehq/sonde/contracts"
+)
+
+// classify turns an error from pgx into a *contracts.DBError by SQLSTATE,
+// the server's text in Message. ctx is the caller's context: a statement
+// stopped because the caller gave up is cancelled, one stopped by its own
+// timeout (the server's statement_timeout or the client's deadline) is a
+// timeout.
+func classify(ctx context.Context, err error) *contracts.DBError {
+	var dbErr *contracts.DBError
+	if errors.As(err, &dbErr) {
+		return dbErr
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		msg := pgErr.Message
+		if pgErr.Detail != "" {
+			msg += " (" + pgErr.Detail + ")"
+		}
+		msg = "SQLSTATE " + pgErr.Code + ": " + msg
+		return &contracts.DBError{Class: classOf(ctx, pgErr.Code), Message: msg}
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return &contracts.DBError{Class: contracts.DBCancelled, Message: "the statement was cancelled"}
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) || pgconn.Timeout(err):
+		return &contracts.DBError{Class: contracts.DBTimeout, Message: "the statement ran past its time limit; narrow the query"}
+	case errors.Is(err, context.Canceled):
+		return &contracts.DBError{Class: contracts.DBCancelled, Message: "the statement was cancelled"}
+	}
+	var netErr net.Error
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) {
+		return &contracts.DBError{Class: contracts.DBUnavailable, Message: err.Error()}
+	}
+	return &contracts.DBError{Class: contracts.DBOther, Message: err.Error()}
+}
+
+// classOf maps a SQLSTATE to a class.
+func classOf(ctx context.Context, code string) contracts.DBErrorClass {
+	switch {
+	case code == "42601":
+		return contracts.DBSyntax
+	case code == "42P01" || code == "42703" || code == "42883" || code == "3F000" || code == "42704":
+		return contracts.DBMissingObject
+	case code == "42501" || code == "25006" || strings.HasPrefix(code, "28"):
+		// insufficient privilege, read_only_sql_transaction, authorization
+		return contracts.DBPermission
+	case code == "57014":
+		// query_canceled: by statement_timeout, or by the client when the
+		// caller gave up.
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return contracts.DBCancelled
+		}
+		return contracts.DBTimeout
+	case code == "55P03" || code == "25P03":
+		return contracts.DBTimeout // lock_not_available, idle in transaction timeout
+	case strings.HasPrefix(code, "53") || strings.HasPrefix(code, "54"):
+		return contracts.DBResource
+	case strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03":
+		return contracts.DBUnavailable
+	case strings.HasPrefix(code, "42"):
+		return contracts.DBSyntax
+	}
+	return contracts.DBOther
+}

@@ -1,0 +1,150 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
+)
+
+// grace is how much longer than the statement timeout the client waits, so
+// the server's own timeout (57014) fires first and is the one reported.
+const grace = 2 * time.Second
+
+// run sends one statement on a connection of pool, inside a read-only
+// transaction that is always rolled back, and collects its rows. It does
+// not guard: callers pass guarded or composed SQL. Tests call it with
+// hostile text to show what the database itself refuses.
+func (e *Engine) run(ctx context.Context, pool *pgxpool.Pool, sql string, params []any, req engine.Request) (res engine.Result, err error) {
+	res.SQL = sql
+	callerCtx := ctx
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout+grace)
+		defer cancel()
+	}
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return res, classify(callerCtx, err)
+	}
+	healthy := false
+	defer func() {
+		if !healthy || !reset(c) {
+			// A connection in doubt is never reused.
+			conn := c.Hijack()
+			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = conn.Close(closeCtx)
+			cancel()
+			return
+		}
+		c.Release()
+	}()
+
+	pc := c.Conn().PgConn()
+	if err := control(ctx, pc, "BEGIN READ ONLY"); err != nil {
+		return res, classify(callerCtx, err)
+	}
+	// Always roll back; an error here leaves the connection unhealthy.
+	defer func() {
+		rbCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if rbErr := control(rbCtx, pc, "ROLLBACK"); rbErr != nil || pc.TxStatus() != 'I' {
+			healthy = false
+		}
+	}()
+	if req.Timeout > 0 {
+		ms := strconv.FormatInt(max(req.Timeout.Milliseconds(), 1), 10)
+		if err := pc.ExecParams(ctx, "SELECT pg_catalog.set_config('statement_timeout', $1, true)",
+			[][]byte{[]byte(ms)}, nil, nil, nil).Read().Err; err != nil {
+			return res, classify(callerCtx, err)
+		}
+	}
+
+	start := time.Now()
+	res.Statements = 1
+	set, err := query(ctx, c.Conn(), sql, params, req.Limits)
+	res.Duration = time.Since(start)
+	res.Rows = set
+	healthy = !pc.IsClosed() && !pc.IsBusy()
+	if err != nil {
+		var tooLarge *rowset.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return res, err
+		}
+		return res, classify(callerCtx, err)
+	}
+	return res, nil
+}
+
+// control sends one fixed statement over the extended protocol.
+func control(ctx context.Context, pc *pgconn.PgConn, sql string) error {
+	return pc.ExecParams(ctx, sql, nil, nil, nil, nil).Read().Err
+}
+
+// reset returns the session to its startup state before the connection goes
+// back to the pool; false means it could not and the connection must go.
+func reset(c *pgxpool.Conn) bool {
+	pc := c.Conn().PgConn()
+	if pc.IsClosed() || pc.IsBusy() || pc.TxStatus() != 'I' {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return control(ctx, pc, "DISCARD ALL") == nil
+}
+
+// query runs sql over the extended protocol with every result column in
+// text format, and collects the rows under limits. When it stops before the
+// last row (truncated, or too large for a refusing profile) it cancels the
+// statement rather than read the rest off the wire; the connection is then
+// closed by pgx and never reused.
+func query(ctx context.Context, conn *pgx.Conn, sql string, params []any, limits rowset.Limits) (*rowset.Set, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	args := append([]any{pgx.QueryExecModeDescribeExec, pgx.QueryResultFormats{pgx.TextFormatCode}}, params...)
+	rows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fields := rows.FieldDescriptions()
+	tm := conn.TypeMap()
+	columns := make([]contracts.Column, len(fields))
+	for i, f := range fields {
+		columns[i] = contracts.Column{Name: f.Name, Type: typeName(tm, f.DataTypeOID)}
+	}
+	set := rowset.New(columns, limits)
+	stop := func(err error) (*rowset.Set, error) {
+		cancel()
+		rows.Close()
+		return set, err
+	}
+	for rows.Next() {
+		raw := rows.RawValues()
+		row := make([]any, len(raw))
+		for i, b := range raw {
+			v, err := value(fields[i].DataTypeOID, b)
+			if err != nil {
+				return stop(&contracts.DBError{Class: contracts.DBOther,
+					Message: "column " + fields[i].Name + ": " + err.Error()})
+			}
+			row[i] = v
+		}
+		more, err := set.Add(row)
+		if err != nil {
+			return stop(err)
+		}
+		if !more {
+			return stop(nil)
+		}
+	}
+	rows.Close()
+	return set, rows.Err()
+}

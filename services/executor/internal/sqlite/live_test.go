@@ -1,0 +1,288 @@
+package sqlite
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
+)
+
+// digest is the SHA-256 of a file's bytes.
+func digest(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+// hostileShapes run against a real file: each is refused or fails, and the
+// file's bytes stay what they were.
+var hostileShapes = []string{
+	"delete from t",
+	"insert into t(id) values (9)",
+	"replace into t(id) values (1)",
+	"update t set name = 'x'",
+	"drop table t",
+	"create table x(a)",
+	"create index t_name on t(name)",
+	"alter table t add column c",
+	"vacuum",
+	"vacuum into 'copy.db'",
+	"reindex",
+	"analyze",
+	"attach database 'other.db' as o",
+	"pragma writable_schema = 1",
+	"pragma query_only = 0; delete from t",
+	"pragma journal_mode = delete",
+	"pragma user_version = 7",
+	"begin immediate",
+	"select 1; delete from t",
+	"select 1 /* ; */ ; drop table t",
+	"with d as (select 1) delete from t",
+	"with d as (select 1) insert into t(id) select 9 from d",
+	"with d as (select 1) update t set name = 'x'",
+	"select load_extension('evil')",
+	"select writefile('x', 'y')",
+	"select * from sqlite_dbpage",
+	"select * from dbstat",
+	"select * from pragma_compile_options",
+	"select $a(x; delete from t)",
+	"create temp table x(a)",
+	"create trigger tr after insert on t begin delete from t; end",
+	"savepoint s",
+	"select 'a'; vacuum",
+}
+
+func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
+	path := fixture(t)
+	before := digest(t, path)
+	e := open(t, path)
+	if len(hostileShapes) < 25 {
+		t.Fatalf("%d shapes, want at least 25", len(hostileShapes))
+	}
+	for _, q := range hostileShapes {
+		res, err := read(t, e, q)
+		var ref *contracts.Refusal
+		var dbErr *contracts.DBError
+		switch {
+		case errors.As(err, &ref):
+			if res.Statements != 0 {
+				t.Errorf("%q: refused after %d statements ran", q, res.Statements)
+			}
+		case errors.As(err, &dbErr):
+		default:
+			t.Errorf("%q: passed (%v)", q, err)
+		}
+	}
+	e.Close()
+	if after := digest(t, path); after != before {
+		t.Fatal("the database file changed")
+	}
+	for _, side := range []string{"-journal", "-wal", "copy.db", "other.db"} {
+		if _, err := os.Stat(path + side); err == nil {
+			t.Errorf("%s was created", path+side)
+		}
+	}
+}
+
+// TestWALWriterProcess is the writer of TestLiveWAL, run in a process of its
+// own; it does nothing in a normal run. On each "commit" line it commits ten
+// rows and answers "ok <rows>"; on "quit" it closes and exits. Checkpoints
+// are off, so the commits stay in the -wal file.
+func TestWALWriterProcess(t *testing.T) {
+	path := os.Getenv("SONDE_SQLITE_WAL_WRITER")
+	if path == "" {
+		t.Skip("the writer process of TestLiveWAL")
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=wal_autocheckpoint(0)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch in.Text() {
+		case "commit":
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 10 {
+				if _, err := tx.Exec("INSERT INTO e(v) VALUES (hex(randomblob(16)))"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := db.QueryRow("SELECT count(*) FROM e").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("ok %d\n", n)
+		case "quit":
+			db.Close()
+			return
+		}
+	}
+}
+
+// TestLiveWAL reads a WAL database while another process commits to it: the
+// reader sees each commit, and the database and -wal bytes are the same
+// after the reads as before them. The writer commits only when told, so the
+// files are hashed at points this test controls.
+func TestLiveWAL(t *testing.T) {
+	if os.Getenv("SONDE_SQLITE_WAL_WRITER") != "" {
+		t.Skip("inside the writer process")
+	}
+	path := filepath.Join(t.TempDir(), "live.db")
+	w, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Exec("PRAGMA journal_mode=WAL; CREATE TABLE e (id INTEGER PRIMARY KEY, v TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWALWriterProcess$", "-test.v=false")
+	cmd.Env = append(os.Environ(), "SONDE_SQLITE_WAL_WRITER="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	replies := bufio.NewScanner(stdout)
+	commit := func() int {
+		t.Helper()
+		if _, err := io.WriteString(stdin, "commit\n"); err != nil {
+			t.Fatal(err)
+		}
+		for replies.Scan() {
+			var n int
+			if _, err := fmt.Sscanf(replies.Text(), "ok %d", &n); err == nil {
+				return n
+			}
+		}
+		t.Fatalf("the writer stopped: %v", replies.Err())
+		return 0
+	}
+
+	e := open(t, path)
+	for round := 1; round <= 3; round++ {
+		want := commit()
+		if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+			t.Fatalf("round %d: no WAL content (%v)", round, err)
+		}
+		db, wal := digest(t, path), digest(t, path+"-wal")
+		for range 3 {
+			res, err := read(t, e, "select count(*) from e")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Rows.Rows[0][0]; got != int64(want) {
+				t.Fatalf("round %d: read %v rows, the writer committed %d", round, got, want)
+			}
+		}
+		if digest(t, path) != db || digest(t, path+"-wal") != wal {
+			t.Fatalf("round %d: the reader changed the database or its WAL", round)
+		}
+	}
+	if _, err := io.WriteString(stdin, "quit\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCancelReleasesLock: a reader cancelled in the middle of a statement
+// gives its lock back, and a writer waiting for it proceeds.
+func TestCancelReleasesLock(t *testing.T) {
+	path := fixture(t) // rollback journal: a reader's shared lock holds a writer off
+	e := open(t, path)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	readDone := make(chan error, 1)
+	go func() {
+		_, err := e.Read(ctx, engine.Request{
+			SQL:    "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c, t",
+			Limits: refuseLimits})
+		readDone <- err
+	}()
+
+	// The reader holds its shared lock once no exclusive lock can be had.
+	probe, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	probe.SetMaxOpenConns(1)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(20 * time.Second)
+	for {
+		if _, err := probe.Exec("BEGIN EXCLUSIVE"); err != nil {
+			if !strings.Contains(err.Error(), "locked") && !strings.Contains(err.Error(), "busy") {
+				t.Fatal(err)
+			}
+			break
+		}
+		if _, err := probe.Exec("ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("the reader never took its lock")
+		case err := <-readDone:
+			t.Fatalf("the reader ended: %v", err)
+		}
+	}
+
+	writer, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := writer.Exec("INSERT INTO n VALUES (5000)")
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		t.Fatalf("the writer did not have to wait for the reader: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	wantClass(t, <-readDone, contracts.DBCancelled)
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatalf("the writer failed after the reader was cancelled: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the writer is still waiting after the reader was cancelled")
+	}
+}

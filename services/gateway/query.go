@@ -1,0 +1,161 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/gateway/api"
+)
+
+// queryGrace is how long past the statement's own timeout the gateway waits
+// for the executor's reply.
+const queryGrace = 5 * time.Second
+
+// query answers POST /api/query: one guarded read under the inspect profile,
+// sent to the executor of the connection's engine, its rows read back from
+// the artifact store. A refusal is 422 with the guard's code, reason and fix;
+// a database error 502 (504 for a timeout) with code api.DBErrorCode(class).
+func (g *Gateway) query(c echo.Context) error {
+	if _, err := actor(c); err != nil {
+		return err
+	}
+	var req api.QueryRequest
+	if err := decodeBody(c, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.Limit < 0 || req.Limit > api.QueryMaxLimit:
+		return badRequest(contracts.CodeBadRequest, fmt.Sprintf("limit %d is outside 1 to %d", req.Limit, api.QueryMaxLimit),
+			"leave it out for 200 rows, or ask for at most 1,000")
+	case req.TimeoutMs < 0 || req.TimeoutMs > api.QueryMaxTimeoutMs:
+		return badRequest(contracts.CodeBadRequest, fmt.Sprintf("timeoutMs %d is outside 1 to %d", req.TimeoutMs, api.QueryMaxTimeoutMs),
+			"leave it out for 5 s, or ask for at most 10,000 ms")
+	}
+	ctx := c.Request().Context()
+	d, err := g.descriptor(ctx, req.ConnectionID)
+	if err != nil {
+		return err
+	}
+	ereq := contracts.ExecRequest{ConnectionID: d.ID, Profile: contracts.ProfileInspect, SQL: req.SQL,
+		Params: req.Params, MaxRows: req.Limit, TimeoutMs: req.TimeoutMs}
+	reply, err := g.exec(ctx, d.Engine, ereq)
+	if err != nil {
+		return err
+	}
+	switch reply.Status {
+	case contracts.ExecRefused:
+		r := reply.Refusal
+		return fail(http.StatusUnprocessableEntity, r.Code, r.Reason, r.Fix)
+	case contracts.ExecError:
+		status := http.StatusBadGateway
+		if reply.Error.Class == contracts.DBTimeout {
+			status = http.StatusGatewayTimeout
+		}
+		return fail(status, api.DBErrorCode(reply.Error.Class), reply.Error.Message, dbErrorFix(reply.Error.Class))
+	}
+	st, err := g.artifactStore(ctx)
+	if err != nil {
+		g.log.Warn("artifact store unavailable", "err", err)
+		return unavailable("the artifact store cannot be reached", "retry shortly; check NATS")
+	}
+	art, err := st.Get(ctx, "", reply.Artifact.CorrelationID)
+	if err != nil {
+		g.log.Warn("query result unreadable", "correlation", reply.Artifact.CorrelationID, "err", err)
+		return unavailable("the result was stored but cannot be read back", "retry the query")
+	}
+	rows := art.Data
+	if rows == nil {
+		rows = [][]any{}
+	}
+	return c.JSON(http.StatusOK, api.QueryResponse{Columns: art.Columns, Rows: rows, RowCount: len(rows),
+		Truncated: art.Truncated, TruncatedBy: art.TruncatedBy, DurationMs: reply.DurationMs})
+}
+
+// descriptor reads the published descriptor of connection id.
+func (g *Gateway) descriptor(ctx context.Context, id string) (contracts.ConnectionDescriptor, error) {
+	var d contracts.ConnectionDescriptor
+	kv, err := g.connectionsKV(ctx)
+	if err != nil {
+		return d, unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
+	}
+	var e jetstream.KeyValueEntry
+	if strings.TrimSpace(id) == "" {
+		err = jetstream.ErrKeyNotFound
+	} else {
+		e, err = kv.Get(ctx, id)
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
+		return d, badRequest(contracts.CodeUnknownConnection, fmt.Sprintf("no connection %q is known to this server", id),
+			"GET "+api.PathConnections+" lists the connection ids you can use")
+	case err != nil:
+		return d, unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
+	}
+	if err := json.Unmarshal(e.Value(), &d); err != nil || d.Engine == "" {
+		g.log.Warn("undecodable connection descriptor", "connection", id, "err", err)
+		return d, unavailable(fmt.Sprintf("connection %q has no readable descriptor", id), "restart its executor")
+	}
+	return d, nil
+}
+
+// exec sends one request to the executor of engine e and decodes its reply.
+// Executors answer at most once: a request that times out may have run.
+func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.ExecRequest) (contracts.ExecReply, error) {
+	var reply contracts.ExecReply
+	body, err := json.Marshal(req)
+	if err != nil {
+		return reply, fmt.Errorf("gateway: encode exec request: %w", err)
+	}
+	wait := time.Duration(req.TimeoutMs)*time.Millisecond + queryGrace
+	if req.TimeoutMs == 0 {
+		wait = time.Duration(api.QueryMaxTimeoutMs)*time.Millisecond + queryGrace
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	subject := contracts.ExecSubject(e, contracts.OpRead)
+	msg, err := g.nc.RequestWithContext(ctx, subject, body)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return reply, unavailable(fmt.Sprintf("no %s executor is running", e), "start one (sonde serve, or --services executor-"+string(e)+")")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return reply, fail(http.StatusGatewayTimeout, api.DBErrorCode(contracts.DBTimeout),
+			fmt.Sprintf("the %s executor did not answer within %s", e, wait), "narrow the query, or retry")
+	case err != nil:
+		g.log.Warn("exec request failed", "subject", subject, "err", err)
+		return reply, unavailable("the executor cannot be reached", "retry shortly; check NATS")
+	}
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return reply, fmt.Errorf("gateway: decode %s reply: %w", subject, err)
+	}
+	if reply.Status == contracts.ExecRefused && reply.Refusal == nil || reply.Status == contracts.ExecError && reply.Error == nil ||
+		reply.Status == contracts.ExecOK && reply.Artifact == nil {
+		return reply, fmt.Errorf("gateway: malformed %s reply (status %q)", subject, reply.Status)
+	}
+	return reply, nil
+}
+
+// dbErrorFix says what to do about a database error of class c.
+func dbErrorFix(c contracts.DBErrorClass) string {
+	switch c {
+	case contracts.DBSyntax:
+		return "write the statement in the connection's dialect"
+	case contracts.DBMissingObject:
+		return "GET " + api.PathConnections + " names the connections; read the schema for the tables and columns"
+	case contracts.DBTimeout:
+		return "narrow the query (a tighter WHERE, an indexed column) or raise timeoutMs up to " + fmt.Sprint(api.QueryMaxTimeoutMs)
+	case contracts.DBResource:
+		return "retry in a moment, or narrow the query"
+	case contracts.DBPermission:
+		return "read only what the connection allows"
+	}
+	return "see the message"
+}

@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor"
+	"github.com/sondehq/sonde/services/executor/connections"
+	"github.com/sondehq/sonde/services/gateway/api"
+)
+
+// inspectOptions are the flags the direct-inspection commands (query,
+// sqlite) share.
+type inspectOptions struct {
+	jsonOut   bool
+	limit     int
+	timeoutMs int64
+	params    string
+}
+
+func (o *inspectOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVar(&o.jsonOut, "json", false, "print the result (or the refusal, or the error) as JSON")
+	f.IntVar(&o.limit, "limit", 0, "rows to return, 1 to 1000 (default 200)")
+	f.Int64Var(&o.timeoutMs, "timeout-ms", 0, "statement timeout in ms, 1 to 10000 (default 5000)")
+	f.StringVar(&o.params, "params", "", `parameters bound to ?, ?NNN as a JSON array, e.g. '[100, "eu"]'`)
+}
+
+const inspectExitStatus = `
+Exit status: 0 with the result; 2 when the statement is refused (the refusal
+says why and how to write it instead); 1 for a database error, classified
+(syntax, missing-object, permission, timeout, resource, …), or a usage error.`
+
+type queryOptions struct {
+	inspectOptions
+	connections string
+	connection  string
+}
+
+func newQueryCmd() *cobra.Command {
+	var o queryOptions
+	cmd := &cobra.Command{
+		Use:   "query --connections FILE --connection ID 'SQL'",
+		Short: "Run one guarded read on a connection, in process, under the inspect profile",
+		Long: `query runs one SELECT on a connection of the connections file, in this
+process, through the executor's own code: the same guard, read-only
+connection and limits as a run's reads, under the inspect profile (200 rows by
+default and at most 1,000; 5 s by default and at most 10 s; 1 MB of answer;
+truncated rather than refused). No server is needed and no model is involved.
+` + inspectExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.connections == "" || o.connection == "" {
+				return errors.New("query needs --connections FILE and --connection ID")
+			}
+			conns, err := connections.Load(o.connections)
+			if err != nil {
+				return err
+			}
+			var conn *connections.Connection
+			for i := range conns {
+				if conns[i].ID == o.connection {
+					conn = &conns[i]
+				}
+			}
+			if conn == nil {
+				return printRefusal(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.jsonOut, &contracts.Refusal{
+					Code:   contracts.RefuseUnknownConnection,
+					Reason: fmt.Sprintf("%s has no connection %q", o.connections, o.connection),
+					Fix:    "name one of the ids in the connections file"})
+			}
+			return inspect(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), *conn, contracts.OpRead, args[0], o.inspectOptions)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.connections, "connections", "", "connections file (YAML)")
+	f.StringVar(&o.connection, "connection", "", "id of the connection to read")
+	o.register(cmd)
+	bindEnv(cmd)
+	return cmd
+}
+
+// inspect runs one operation on conn in process, under the inspect
+// profile, and prints what came back. Its error carries the exit status.
+func inspect(ctx context.Context, out, errOut io.Writer, conn connections.Connection, op contracts.ExecOp, sql string, o inspectOptions) error {
+	switch {
+	case o.limit < 0 || o.limit > api.QueryMaxLimit:
+		return fmt.Errorf("--limit %d is outside 1 to %d", o.limit, api.QueryMaxLimit)
+	case o.timeoutMs < 0 || o.timeoutMs > api.QueryMaxTimeoutMs:
+		return fmt.Errorf("--timeout-ms %d is outside 1 to %d", o.timeoutMs, api.QueryMaxTimeoutMs)
+	}
+	var params []any
+	if o.params != "" {
+		dec := json.NewDecoder(strings.NewReader(o.params))
+		dec.UseNumber()
+		if err := dec.Decode(&params); err != nil {
+			return fmt.Errorf("--params: want a JSON array of values: %w", err)
+		}
+	}
+	store := &lastArtifact{}
+	ex, err := executor.New(executor.Config{
+		Engine:      conn.Engine,
+		Connections: []connections.Connection{conn},
+		Logger:      slog.New(slog.DiscardHandler),
+		Artifacts:   store,
+	})
+	if err != nil {
+		return err
+	}
+	reply := ex.Exec(ctx, op, contracts.ExecRequest{ConnectionID: conn.ID, Profile: contracts.ProfileInspect,
+		SQL: sql, Params: params, MaxRows: o.limit, TimeoutMs: o.timeoutMs})
+	switch reply.Status {
+	case contracts.ExecRefused:
+		return printRefusal(out, errOut, o.jsonOut, reply.Refusal)
+	case contracts.ExecError:
+		if o.jsonOut {
+			writeJSON(out, struct {
+				Error *contracts.DBError `json:"error"`
+			}{reply.Error})
+		} else {
+			fmt.Fprintf(errOut, "database error (%s): %s\n", reply.Error.Class, reply.Error.Message)
+		}
+		return &exitError{code: ExitError}
+	}
+	art := store.get()
+	if art == nil {
+		return errors.New("the executor answered without a result")
+	}
+	res := api.QueryResponse{Columns: art.Columns, Rows: art.Data, RowCount: len(art.Data),
+		Truncated: art.Truncated, TruncatedBy: art.TruncatedBy, DurationMs: reply.DurationMs}
+	if res.Rows == nil {
+		res.Rows = [][]any{}
+	}
+	switch {
+	case o.jsonOut:
+		writeJSON(out, res)
+	case op == contracts.OpSchema:
+		printSchema(out, res)
+	default:
+		printTable(out, res)
+	}
+	return nil
+}
+
+// printRefusal prints a refusal and answers exit status 2.
+func printRefusal(out, errOut io.Writer, jsonOut bool, r *contracts.Refusal) error {
+	if jsonOut {
+		writeJSON(out, r)
+	} else {
+		fmt.Fprintf(errOut, "refused (%s): %s\nfix: %s\n", r.Code, r.Reason, r.Fix)
+	}
+	return &exitError{code: ExitUnanswered}
+}
+
+func writeJSON(out io.Writer, v any) {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// printTable writes a result as aligned columns, then one line saying how
+// many rows there are and whether some were left out.
+func printTable(out io.Writer, res api.QueryResponse) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	names := make([]string, len(res.Columns))
+	for i, c := range res.Columns {
+		names[i] = cell(c.Name)
+	}
+	fmt.Fprintln(tw, strings.Join(names, "\t"))
+	for _, row := range res.Rows {
+		vals := make([]string, len(row))
+		for i, v := range row {
+			vals[i] = cellValue(v)
+		}
+		fmt.Fprintln(tw, strings.Join(vals, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "(%d %s", res.RowCount, plural(res.RowCount, "row"))
+	if res.Truncated {
+		fmt.Fprintf(out, "; truncated by %s: more rows were not read", strings.Join(res.TruncatedBy, ", "))
+	}
+	fmt.Fprintln(out, ")")
+}
+
+// printSchema writes each object's DDL under a comment naming it.
+func printSchema(out io.Writer, res api.QueryResponse) {
+	for _, row := range res.Rows {
+		if len(row) < 4 {
+			continue
+		}
+		fmt.Fprintf(out, "-- %v %v\n%v;\n\n", row[0], row[1], row[3])
+	}
+	if res.Truncated {
+		fmt.Fprintf(out, "-- truncated by %s\n", strings.Join(res.TruncatedBy, ", "))
+	}
+}
+
+// cellValue writes one value on one line: NULL, numbers as they are, text
+// with control characters escaped, a BLOB as its JSON form.
+func cellValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return cell(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSpace(b.String())
+}
+
+// cell keeps a text on one line of one cell: control characters (tabs and
+// line breaks included) are escaped.
+func cell(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return s
+	}
+	return s + "s"
+}
+
+// lastArtifact keeps the one result an in-process executor stores.
+type lastArtifact struct {
+	mu  sync.Mutex
+	art *contracts.Artifact
+}
+
+func (l *lastArtifact) Put(_ context.Context, a contracts.Artifact) error {
+	l.mu.Lock()
+	l.art = &a
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *lastArtifact) get() *contracts.Artifact {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.art
+}
