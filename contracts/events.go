@@ -141,6 +141,10 @@ type DriverResolved struct {
 	// the settings came from (or that was ignored).
 	SettingsPath   string `json:"settingsPath,omitempty"`
 	SettingsDigest string `json:"settingsDigest,omitempty"`
+	// Settings are the per-model settings this drive applies (turn limit,
+	// readings before the report is asked for, whether an empty turn is asked
+	// again), so a ledger shows what bounded its model.
+	Settings *ModelSettings `json:"settings,omitempty"`
 	// Drive counts the drives of this run: 1 for the first, 2 after one resume.
 	Drive int `json:"drive"`
 	// Orchestrator names the process that drives.

@@ -80,6 +80,11 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 			return fmt.Errorf("executor: serve %s: %w", contracts.ExecSubject(s.engine, op), err)
 		}
 	}
+	// The server must know the subscriptions before anyone is told we are up.
+	if err := nc.FlushTimeout(10 * time.Second); err != nil {
+		_ = svc.Stop()
+		return fmt.Errorf("executor: flush subscriptions: %w", err)
+	}
 	s.svc, s.nc = svc, nc
 	s.log.Info("serving", "connections", len(s.order), "queue", s.name)
 	return nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -134,6 +135,42 @@ type drive struct {
 	entries []contracts.Entry
 	w       *ledger.Writer
 	header  contracts.RunStarted
+	// settings are the model's tuned settings for this drive.
+	settings contracts.ModelSettings
+}
+
+// maxTurns is the run's turn budget, lowered by the model's tuned turn limit.
+func (d *drive) maxTurns() int {
+	if n := d.settings.TurnLimit; n > 0 && n < d.header.Budget.MaxTurns {
+		return n
+	}
+	return d.header.Budget.MaxTurns
+}
+
+// readings counts the database readings that produced a result.
+func readings(rec contracts.Record) int {
+	n := 0
+	for _, st := range rec.Steps {
+		if st.Status == contracts.StepCompleted && st.CorrelationID != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// reportNotice is the message that asks for the report before the next turn,
+// or "" when none is due: inside the report reserve (turns or time), or once
+// the model has taken its tuned number of readings.
+func (d *drive) reportNotice(rec contracts.Record) string {
+	b := d.header.Budget
+	switch {
+	case d.maxTurns()-rec.Spent.Turns <= b.ReportReserveTurns,
+		d.remaining() <= time.Duration(b.ReportReserveMs)*time.Millisecond:
+		return reserveNotice
+	case d.settings.ReadingsBeforeReport > 0 && readings(rec) >= d.settings.ReadingsBeforeReport:
+		return readingsNotice(readings(rec))
+	}
+	return ""
 }
 
 // append writes one entry and keeps the local copy of the ledger current.
@@ -183,6 +220,10 @@ func (d *drive) run(ctx context.Context) error {
 	resolved := contracts.DriverResolved{
 		Provider: probe.Provider, Model: probe.Model, Demo: probe.Demo, SettingsSource: contracts.SettingsBundled,
 		Drive: rec.Drives + 1, Orchestrator: d.s.cfg.Name,
+	}
+	if t := probe.Tuning; t != nil && t.Settings != nil {
+		d.settings = *t.Settings
+		resolved.Settings = t.Settings
 	}
 	if t := probe.Tuning; t != nil && t.SettingsSource != "" {
 		// Where this model's settings came from: the shipped document, the
@@ -268,19 +309,16 @@ func (d *drive) loop(ctx context.Context) error {
 			return ctx.Err() // stopped: the lease lapses and another drive resumes
 		}
 		rec := d.record()
-		b := d.header.Budget
 		if d.remaining() <= 0 {
 			return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
 		}
-		if rec.Spent.Turns >= b.MaxTurns {
+		if rec.Spent.Turns >= d.maxTurns() {
 			return d.finish(ctx, contracts.StatusFailed, contracts.StopTurnLimit, "", "The run used its model turns.", true)
 		}
 		turn := rec.Spent.Turns + 1
-		reserve := b.MaxTurns-rec.Spent.Turns <= b.ReportReserveTurns ||
-			d.remaining() <= time.Duration(b.ReportReserveMs)*time.Millisecond
 		reply, err := d.s.modelTurn(ctx, contracts.ModelTurnRequest{
 			RunID: d.runID, Turn: turn,
-			Messages: transcript(d.entries, reserve),
+			Messages: transcript(d.entries, d.reportNotice(rec)),
 			Tools:    specsFor(d.header.Tools),
 			// modelturn bounds one call by its own AGENT_MODEL_TURN_TIMEOUT_MS
 			// (default: the budget's 90 s); the run's remaining time bounds it too.
@@ -301,7 +339,11 @@ func (d *drive) loop(ctx context.Context) error {
 				return err
 			}
 			textOnly++
-			if textOnly >= 2 {
+			// An empty turn (no text, no call) ends the run at once when the
+			// model's tuning says asking again does not help.
+			empty := strings.TrimSpace(reply.Text) == ""
+			giveUp := empty && d.settings.AskAgainOnEmptyTurn != nil && !*d.settings.AskAgainOnEmptyTurn
+			if textOnly >= 2 || giveUp {
 				return d.finish(ctx, contracts.StatusFailed, contracts.StopModelStopped, "", "The model stopped without composing a report.", true)
 			}
 			continue

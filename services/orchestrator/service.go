@@ -114,6 +114,10 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	if err := svc.AddEndpoint("cancel", micro.HandlerFunc(s.handleCancel), micro.WithEndpointSubject(contracts.SubjectRunCancel)); err != nil {
 		return fmt.Errorf("orchestrator: endpoint cancel: %w", err)
 	}
+	// The server must know the subscriptions before anyone is told we are up.
+	if err := nc.FlushTimeout(10 * time.Second); err != nil {
+		return fmt.Errorf("orchestrator: flush subscriptions: %w", err)
+	}
 	s.wg.Add(1)
 	go s.sweepLoop()
 	s.log.Info("orchestrator started")

@@ -82,7 +82,7 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 		mustEntry(t, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: 2, Text: "thinking aloud"}),
 		mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: contracts.ToolCall{Turn: 3, CallID: "c", Tool: policy.ToolRunReadQuery}, StepID: "s3"}),
 	}
-	msgs := transcript(entries, true)
+	msgs := transcript(entries, reserveNotice)
 	roles := []contracts.MessageRole{}
 	for _, m := range msgs {
 		roles = append(roles, m.Role)
@@ -120,7 +120,7 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 		t.Fatalf("transcript holds %d closing markers, the server opened 1", n)
 	}
 	// Same ledger, same transcript.
-	again := transcript(entries, true)
+	again := transcript(entries, reserveNotice)
 	a, _ := json.Marshal(msgs)
 	c, _ := json.Marshal(again)
 	if string(a) != string(c) {

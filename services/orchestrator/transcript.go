@@ -47,6 +47,12 @@ const nudgeNoTool = "You wrote prose without calling a tool. Continue the invest
 
 const reserveNotice = "This is your last turn: call compose_report now with what you have established. " + citationRule
 
+// readingsNotice asks for the report once the model has taken the readings
+// its tuning allows before reporting.
+func readingsNotice(n int) string {
+	return fmt.Sprintf("You have taken %d readings. Call compose_report now with what you have established. %s", n, citationRule)
+}
+
 // call is one tool call of a turn as the ledger recorded it.
 type call struct {
 	contracts.ToolCall
@@ -57,7 +63,7 @@ type call struct {
 // transcript rebuilds the messages a model turn is sent, purely from the
 // ledger. The live loop and a resumed drive use this one function, so a
 // resumed run is shown exactly what it would have been shown.
-func transcript(entries []contracts.Entry, reserve bool) []contracts.Message {
+func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 	var (
 		header   *contracts.RunStarted
 		captured *contracts.ContextCaptured
@@ -141,8 +147,8 @@ func transcript(entries []contracts.Entry, reserve bool) []contracts.Message {
 			msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: c.CallID, Content: content})
 		}
 	}
-	if reserve {
-		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: reserveNotice})
+	if notice != "" {
+		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: notice})
 	}
 	return msgs
 }

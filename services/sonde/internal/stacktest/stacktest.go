@@ -38,6 +38,9 @@ type Options struct {
 	Orchestrator orchestrator.Config
 	// NoOrchestrator leaves it out, so a test can start its own.
 	NoOrchestrator bool
+	// ModelTuningPath is the operator's model-tuning document
+	// (AGENT_MODEL_TUNING_PATH) for a scripted model, named "scripted".
+	ModelTuningPath string
 }
 
 // Stack is a running Sonde.
@@ -91,7 +94,8 @@ func Start(t testing.TB, o Options) *Stack {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Model.Close() })
-		mcfg = modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "scripted", APIKey: "test-key", APIURL: s.Model.URL(), Logger: s.Logger}
+		mcfg = modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "scripted", APIKey: "test-key", APIURL: s.Model.URL(), Logger: s.Logger,
+			TuningPath: o.ModelTuningPath}
 	}
 	mt, err := modelturn.New(mcfg)
 	if err != nil {
