@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -62,13 +61,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("anthropicmsg: no model named")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
+	baseURL, err := wire.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("anthropicmsg: %w", err)
 	}
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropicmsg: API URL %q is not an http(s) URL", base)
-	}
+	base := baseURL.String()
 	set := http.Header{}
 	if cfg.APIKey != "" {
 		set.Set("X-Api-Key", cfg.APIKey)

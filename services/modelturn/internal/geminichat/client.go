@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -60,13 +59,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("geminichat: no model named")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
+	baseURL, err := wire.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("geminichat: %w", err)
 	}
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("geminichat: API URL %q is not an http(s) URL", base)
-	}
+	base := baseURL.String()
 	set := http.Header{}
 	key := noKey
 	if cfg.APIKey != "" {

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -59,13 +58,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("ollamachat: no model named")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(strings.TrimSuffix(base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("ollamachat: API URL %q is not an http(s) URL", base)
+	u, err := wire.BaseURL(strings.TrimSuffix(cfg.BaseURL, "/"), DefaultBaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("ollamachat: %w", err)
 	}
 	set := http.Header{}
 	if cfg.APIKey != "" {

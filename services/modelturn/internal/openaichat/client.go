@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -58,13 +57,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("openaichat: no model named")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openaichat: API URL %q is not an http(s) URL", base)
+	u, err := wire.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("openaichat: %w", err)
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -76,7 +71,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	opts := []option.RequestOption{
 		option.WithHTTPClient(hc),
-		option.WithBaseURL(strings.TrimSuffix(base, "/") + "/"),
+		option.WithBaseURL(strings.TrimSuffix(u.String(), "/") + "/"),
 		option.WithMaxRetries(0),
 	}
 	if cfg.APIKey != "" {
