@@ -227,54 +227,13 @@ func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rows
 		return res, classify(err, timeout)
 	}
 	defer rows.Close()
-
-	cols, err := rows.ColumnTypes()
-	if err != nil {
-		return res, classify(err, timeout)
-	}
-	columns := make([]contracts.Column, len(cols))
-	types := make([]string, len(cols))
-	for i, c := range cols {
-		types[i] = c.DatabaseTypeName()
-		columns[i] = contracts.Column{Name: c.Name(), Type: types[i]}
-	}
-	set := rowset.New(columns, limits)
+	set, err := rowset.Collect(rows, limits, value, nil)
 	res.Rows = set
-
-	raw := make([]any, len(cols))
-	dest := make([]any, len(cols))
-	for i := range raw {
-		dest[i] = &raw[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return res, classify(err, timeout)
-		}
-		row := make([]any, len(raw))
-		for i, v := range raw {
-			if row[i], err = value(v, types[i]); err != nil {
-				return res, classify(fmt.Errorf("row %d, column %q: %w", len(set.Rows)+1, columns[i].Name, err), timeout)
-			}
-		}
-		more, err := set.Add(row)
-		if err != nil {
-			var tooLarge *rowset.TooLargeError
-			if errors.As(err, &tooLarge) {
-				return res, err
-			}
-			return res, classify(err, timeout)
-		}
-		if !more {
-			return res, nil
-		}
-	}
-	if err := rows.Err(); err != nil {
+	var tooLarge *rowset.TooLargeError
+	if err != nil && !errors.As(err, &tooLarge) {
 		return res, classify(err, timeout)
 	}
-	if err := rows.Close(); err != nil {
-		return res, classify(err, timeout)
-	}
-	return res, nil
+	return res, err
 }
 
 // engineAgrees asks DuckDB itself, through the driver's single-statement

@@ -323,7 +323,7 @@ func (e *Engine) run(ctx context.Context, l *login, req engine.Request, stmt str
 		return res, classify(ctx, err, req.Timeout)
 	}
 	defer rows.Close()
-	set, err := collect(rows, req.Limits, keep)
+	set, err := rowset.Collect(rows, req.Limits, value, keep)
 	res.Rows = set
 	if err != nil {
 		var tooLarge *rowset.TooLargeError
@@ -348,48 +348,4 @@ func release(conn *sql.Conn, err error) {
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	conn.Close()
-}
-
-func collect(rows *sql.Rows, limits rowset.Limits, keep func([]any) bool) (*rowset.Set, error) {
-	cols, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, err
-	}
-	columns := make([]contracts.Column, len(cols))
-	types := make([]string, len(cols))
-	for i, c := range cols {
-		types[i] = c.DatabaseTypeName()
-		columns[i] = contracts.Column{Name: c.Name(), Type: types[i]}
-	}
-	set := rowset.New(columns, limits)
-	raw := make([]any, len(cols))
-	dest := make([]any, len(cols))
-	for i := range raw {
-		dest[i] = &raw[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return set, err
-		}
-		row := make([]any, len(raw))
-		for i, v := range raw {
-			if row[i], err = value(v, types[i]); err != nil {
-				return set, fmt.Errorf("row %d, column %q: %w", len(set.Rows)+1, columns[i].Name, err)
-			}
-		}
-		if keep != nil && !keep(row) {
-			continue
-		}
-		more, err := set.Add(row)
-		if err != nil {
-			return set, err
-		}
-		if !more {
-			return set, nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return set, err
-	}
-	return set, rows.Close()
 }

@@ -364,59 +364,34 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, args []an
 	}
 	defer rows.Close()
 
-	cols, err := rows.ColumnTypes()
-	if err != nil {
-		return res, classify(err, timeout, denied())
-	}
-	columns := make([]contracts.Column, len(cols))
-	for i, c := range cols {
-		columns[i] = contracts.Column{Name: c.Name(), Type: c.DatabaseTypeName()}
-	}
-	set := rowset.New(columns, limits)
+	set, err := rowset.Collect(rows, limits, finiteValue, keep)
 	res.Rows = set
+	var (
+		tooLarge *rowset.TooLargeError
+		valueErr *rowset.ValueError
+		dbErr    *contracts.DBError
+	)
+	switch {
+	case err == nil, errors.As(err, &tooLarge):
+		return res, err
+	case errors.As(err, &valueErr) && errors.As(valueErr.Err, &dbErr):
+		// Our own refusal of a value: keep its class, say where it was.
+		return res, &contracts.DBError{Class: dbErr.Class,
+			Message: fmt.Sprintf("row %d, column %q: %s", valueErr.Row, valueErr.Column, dbErr.Message)}
+	case errors.As(err, &valueErr):
+		return res, classify(err, timeout, "")
+	}
+	return res, classify(err, timeout, denied())
+}
 
-	raw := make([]any, len(cols))
-	dest := make([]any, len(cols))
-	for i := range raw {
-		dest[i] = &raw[i]
+// finiteValue converts a scanned SQLite value; a non-finite number fails
+// explicitly rather than reaching a result as something JSON cannot carry.
+func finiteValue(v any, _ string) (any, error) {
+	if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		return nil, &contracts.DBError{Class: contracts.DBOther, Message: fmt.Sprintf(
+			"%v is not a finite number, which a result cannot carry; read it with CAST(… AS TEXT) or test it with a comparison", f)}
 	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return res, classify(err, timeout, denied())
-		}
-		row := make([]any, len(raw))
-		for i, v := range raw {
-			if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
-				return res, &contracts.DBError{Class: contracts.DBOther, Message: fmt.Sprintf(
-					"row %d, column %q: %v is not a finite number, which a result cannot carry; read it with CAST(%s AS TEXT) or test it with a comparison",
-					len(set.Rows)+1, columns[i].Name, f, columns[i].Name)}
-			}
-			if row[i], err = rowset.Value(v); err != nil {
-				return res, classify(fmt.Errorf("row %d, column %q: %w", len(set.Rows)+1, columns[i].Name, err), timeout, "")
-			}
-		}
-		if keep != nil && !keep(row) {
-			continue
-		}
-		more, err := set.Add(row)
-		if err != nil {
-			var tooLarge *rowset.TooLargeError
-			if errors.As(err, &tooLarge) {
-				return res, err
-			}
-			return res, classify(err, timeout, "")
-		}
-		if !more {
-			return res, nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return res, classify(err, timeout, denied())
-	}
-	if err := rows.Close(); err != nil {
-		return res, classify(err, timeout, denied())
-	}
-	return res, nil
+	return rowset.Value(v)
 }
 
 // setAuthorizer installs auth on conn.
