@@ -196,6 +196,10 @@ type ToolCall struct {
 	// Usage is the token usage of the model turn that asked for the call,
 	// carried by the first entry the turn wrote; a turn is counted once.
 	Usage *Usage `json:"usage,omitempty"`
+	// Text is the prose the model wrote beside the turn's calls, carried by
+	// the turn's first entry, so the transcript rebuilt from the ledger shows
+	// the model its own reasoning.
+	Text string `json:"text,omitempty"`
 }
 
 // ToolInvoked is appended, and acknowledged, before the tool's effect.

@@ -37,11 +37,18 @@ func rawArgs(s string) json.RawMessage {
 	return b
 }
 
+// turnHead is what a turn records once, on its first entry: its token
+// usage and the prose the model wrote beside its calls.
+type turnHead struct {
+	usage *contracts.Usage
+	text  string
+}
+
 // call handles one tool call of a turn. done reports that the run ended.
-// usage, when set, is the turn's token usage, recorded on the call's first
-// entry.
-func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, usage *contracts.Usage) (done bool, err error) {
-	tc := contracts.ToolCall{Turn: turn, CallID: mc.ID, Tool: mc.Name, Arguments: rawArgs(mc.Arguments), Usage: usage}
+// head, for the turn's first call, is recorded on the call's first entry.
+func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, head turnHead) (done bool, err error) {
+	tc := contracts.ToolCall{Turn: turn, CallID: mc.ID, Tool: mc.Name, Arguments: rawArgs(mc.Arguments),
+		Usage: head.usage, Text: head.text}
 	if tc.CallID == "" {
 		tc.CallID = fmt.Sprintf("call_%d_%d", turn, len(d.entries))
 	}
@@ -128,7 +135,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	if err := d.append(ctx, contracts.KindToolInvoked, inv); err != nil {
 		return err
 	}
-	tc.Usage = nil // recorded once, on the invocation
+	tc.Usage, tc.Text = nil, "" // recorded once, on the invocation
 	if hook := d.s.cfg.AfterInvoke; hook != nil {
 		hook(d.runID, inv)
 		if ctx.Err() != nil {

@@ -353,11 +353,12 @@ func (d *drive) loop(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var u *contracts.Usage
+			// The turn's usage and prose ride on its first entry only.
+			var head turnHead
 			if i == 0 {
-				u = &usage
+				head = turnHead{usage: &usage, text: reply.Text}
 			}
-			done, err := d.call(ctx, turn, tc, u)
+			done, err := d.call(ctx, turn, tc, head)
 			if err != nil || done {
 				return err
 			}

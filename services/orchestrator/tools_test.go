@@ -76,7 +76,7 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 		mustEntry(t, contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowInvestigation,
 			Objective: hostile, Budget: b, Tools: policy.Tools(contracts.ModeAgent, contracts.WorkflowInvestigation)}),
 		mustEntry(t, contracts.KindContextCaptured, contracts.ContextCaptured{Fingerprint: "ctx-1", Text: fence.Wrap("schema", "CREATE TABLE t(a)")}),
-		mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: call1, StepID: "s1", CorrelationID: "c1"}),
+		mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: withText(call1, "Let me count them."), StepID: "s1", CorrelationID: "c1"}),
 		mustEntry(t, contracts.KindToolCompleted, contracts.ToolCompleted{ToolCall: call1, StepID: "s1", Outcome: contracts.OutcomeOK, Content: "result one"}),
 		mustEntry(t, contracts.KindToolRefused, contracts.ToolRefused{ToolCall: call2, Code: refuseUnknownTool, Content: "refused two"}),
 		mustEntry(t, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: 2, Text: "thinking aloud"}),
@@ -105,6 +105,9 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 	if msgs[3].Content != "result one" || msgs[4].Content != "refused two" || msgs[3].ToolCallID != "a" {
 		t.Fatalf("tool results out of place: %+v", msgs[3:5])
 	}
+	if msgs[2].Content != "Let me count them." || len(msgs[2].ToolCalls) != 2 {
+		t.Fatalf("turn 1's assistant message lost its prose or calls: %+v", msgs[2])
+	}
 	if msgs[8].Content != indeterminateContent {
 		t.Fatalf("open step shown as %q", msgs[8].Content)
 	}
@@ -126,4 +129,9 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 	if string(a) != string(c) {
 		t.Fatal("transcript is not a pure function of the ledger")
 	}
+}
+
+func withText(tc contracts.ToolCall, text string) contracts.ToolCall {
+	tc.Text = text
+	return tc
 }

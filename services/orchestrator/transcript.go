@@ -72,8 +72,12 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		byID     = map[string]*call{}
 		order    []int
 		closing  = map[int]string{}
+		prose    = map[int]string{} // text beside a turn's calls
 	)
 	addCall := func(tc contracts.ToolCall) *call {
+		if tc.Text != "" {
+			prose[tc.Turn] = tc.Text
+		}
 		key := fmt.Sprintf("%d/%s", tc.Turn, tc.CallID)
 		if c, ok := byID[key]; ok {
 			return c
@@ -134,7 +138,7 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 				contracts.Message{Role: contracts.RoleUser, Content: nudgeNoTool})
 			continue
 		}
-		am := contracts.Message{Role: contracts.RoleAssistant, Content: closing[t]}
+		am := contracts.Message{Role: contracts.RoleAssistant, Content: prose[t]}
 		for _, c := range calls {
 			am.ToolCalls = append(am.ToolCalls, contracts.ModelToolCall{ID: c.CallID, Name: c.Tool, Arguments: string(c.Arguments)})
 		}
