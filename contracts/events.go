@@ -237,6 +237,9 @@ type ToolCompleted struct {
 	DBError *DBError `json:"dbError,omitempty"`
 	// DurationMs is database time spent, charged to the run's budget.
 	DurationMs int64 `json:"durationMs"`
+	// Fingerprint is the statement's canonical fingerprint, as the guard read
+	// it (reads only): the key under which repairs are counted.
+	Fingerprint string `json:"fingerprint,omitempty"`
 	// Content is exactly what the model read as the tool's result.
 	Content string `json:"content"`
 }

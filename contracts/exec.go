@@ -88,6 +88,9 @@ type ExecReply struct {
 	DurationMs int64 `json:"durationMs"`
 	// Statements counts the statements the operation sent (a schema read may send several).
 	Statements int `json:"statements"`
+	// Fingerprint is the guard's canonical fingerprint of a read's statement:
+	// layout, comments and keyword case normalised away, literals kept.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Refusal is the guard's or a profile's refusal of a statement before it

@@ -34,6 +34,8 @@ type Step struct {
 	Refusal       *Refusal         `json:"refusal,omitempty"`
 	DBError       *DBError         `json:"dbError,omitempty"`
 	DurationMs    int64            `json:"durationMs,omitempty"`
+	// Fingerprint is the guard's canonical fingerprint of a read's statement.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // BudgetSpent is what a run has used of its budget.

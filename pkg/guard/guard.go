@@ -11,6 +11,8 @@
 package guard
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"sort"
@@ -75,6 +77,14 @@ type Bound struct {
 	// Qualifier is the alias or table name before the column, if any.
 	Qualifier string
 	Column    string
+}
+
+// Fingerprint names the statement by its canonical form: two statements that
+// differ only in layout, comments or keyword case share it, while a changed
+// literal changes it. It keys the repair ledger.
+func (st *Statement) Fingerprint() string {
+	sum := sha256.Sum256([]byte(st.Canonical))
+	return "fp_" + hex.EncodeToString(sum[:12])
 }
 
 // QualifiedName is schema.table in lower case, the default schema filled in.

@@ -70,7 +70,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			}
 			delete(open, p.StepID)
 			s := &r.Steps[i]
-			s.DurationMs = p.DurationMs
+			s.DurationMs, s.Fingerprint = p.DurationMs, p.Fingerprint
 			switch p.Outcome {
 			case contracts.OutcomeOK:
 				s.Status = contracts.StepCompleted

@@ -248,7 +248,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	} else {
 		res, err = srv.engine.Schema(ctx, ereq)
 	}
-	reply := contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements}
+	reply := contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
 
 	var (
 		ref      *contracts.Refusal

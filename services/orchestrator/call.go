@@ -168,7 +168,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	case contracts.ExecOK:
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeOK, Artifact: reply.Artifact,
-			DurationMs: reply.DurationMs, Content: okContent(reply),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(reply),
 		})
 	case contracts.ExecRefused:
 		r := reply.Refusal
@@ -184,7 +184,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 		left := b.MaxRepairs - (rec.Spent.Repairs + 1)
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
-			DurationMs: reply.DurationMs, Content: errorContent(dbErr, reply.Text, left),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left),
 		})
 	}
 }

@@ -108,6 +108,12 @@ func TestInvestigationOverHTTP(t *testing.T) {
 	if cited == 0 {
 		t.Fatal("the report cites no artifact")
 	}
+	// Every read carries the guard's canonical fingerprint.
+	for _, st := range rec.Steps {
+		if st.Tool == "run_read_query" && !strings.HasPrefix(st.Fingerprint, "fp_") {
+			t.Fatalf("read step %s has fingerprint %q", st.StepID, st.Fingerprint)
+		}
+	}
 	// The record is a fold of the stream's entries.
 	if folded := ledger.Fold(started.RunID, es); folded.Status != rec.Status || folded.Spent != rec.Spent {
 		t.Fatalf("fold of the stream %+v differs from the record %+v", folded.Spent, rec.Spent)

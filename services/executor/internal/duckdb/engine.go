@@ -145,7 +145,9 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if refusal != nil {
 		return Result{}, refusal
 	}
-	return e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout, true)
+	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout, true)
+	res.Fingerprint = st.Fingerprint()
+	return res, err
 }
 
 // SchemaSQL composes the catalog read of a schema operation, in the shape

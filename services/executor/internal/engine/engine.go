@@ -42,6 +42,9 @@ type Result struct {
 	Duration time.Duration
 	// Statements counts the statements sent (0 when refused before).
 	Statements int
+	// Fingerprint is the guard's canonical fingerprint of a read's statement
+	// (guard.Statement.Fingerprint); empty for a schema read.
+	Fingerprint string
 }
 
 // Engine is one open connection of one database engine. It is safe for

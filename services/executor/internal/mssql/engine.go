@@ -163,7 +163,7 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, e
 	if ref != nil {
 		return engine.Result{}, ref
 	}
-	return e.run(ctx, l, req, st.Text, func(ctx context.Context, conn *sql.Conn) error {
+	res, err := e.run(ctx, l, req, st.Text, func(ctx context.Context, conn *sql.Conn) error {
 		plan, err := showplan(ctx, conn, st.Text)
 		if err != nil {
 			return err
@@ -173,6 +173,8 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, e
 		}
 		return nil
 	}, nil)
+	res.Fingerprint = st.Fingerprint()
+	return res, err
 }
 
 // showplan asks the server, on conn's session, for the estimated plan of

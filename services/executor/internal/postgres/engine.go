@@ -154,5 +154,7 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, e
 	if ref != nil {
 		return engine.Result{}, ref
 	}
-	return e.run(ctx, e.pool(req.Profile), st.Text, req.Params, req)
+	res, err := e.run(ctx, e.pool(req.Profile), st.Text, req.Params, req)
+	res.Fingerprint = st.Fingerprint()
+	return res, err
 }

@@ -195,7 +195,9 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if ref := checkColumns(rd.Columns); ref != nil {
 		return Result{}, ref
 	}
-	return e.run(ctx, conn, rd.Text, params, req.Limits, req.Timeout, nil)
+	res, err := e.run(ctx, conn, rd.Text, params, req.Limits, req.Timeout, nil)
+	res.Fingerprint = rd.Fingerprint()
+	return res, err
 }
 
 // checkRequest holds a read to the limits on its text and parameters and
