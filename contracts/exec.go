@@ -59,6 +59,10 @@ type ExecRequest struct {
 	// TimeoutMs is the statement timeout the orchestrator granted, already
 	// clamped to what is left of the run.
 	TimeoutMs int64 `json:"timeoutMs"`
+	// FailedFingerprints are the canonical fingerprints of statements that
+	// already failed at the database in this run: a read matching one is
+	// refused (already_failed) instead of run again.
+	FailedFingerprints []string `json:"failedFingerprints,omitempty"`
 	// MaxRows and MaxBytes bound the result; zero means the profile's default.
 	MaxRows  int `json:"maxRows,omitempty"`
 	MaxBytes int `json:"maxBytes,omitempty"`

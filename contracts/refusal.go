@@ -40,6 +40,9 @@ const (
 	RefuseUnknownConnection = "unknown_connection"
 	// RefuseBadRequest: the request itself is malformed.
 	RefuseBadRequest = "bad_request"
+	// RefuseAlreadyFailed: the statement, read canonically, already failed
+	// at the database in this run; it is not run again.
+	RefuseAlreadyFailed = "already_failed"
 )
 
 // GuardRefusalCodes lists the guard's vocabulary in a stable order.

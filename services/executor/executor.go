@@ -238,7 +238,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	}
 
 	ereq := engine.Request{SQL: req.SQL, Params: req.Params, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
-		Limits: prof.limits(*req), Timeout: prof.deadline(*req)}
+		Limits: prof.limits(*req), Timeout: prof.deadline(*req), Failed: req.FailedFingerprints}
 	var (
 		res engine.Result
 		err error

@@ -146,6 +146,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	req.ConnectionID, req.Profile = d.header.ConnectionID, contracts.ProfileAgentReadOnly
 	req.TimeoutMs = d.statementTimeout(rec)
 	req.MaxRows, req.MaxBytes = b.MaxRows, b.MaxBytes
+	req.FailedFingerprints = failedFingerprints(rec)
 	reply, err := d.s.exec(ctx, d.header.Engine, op, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -258,4 +259,17 @@ func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a repo
 		return false, err
 	}
 	return true, d.finish(ctx, contracts.StatusSucceeded, contracts.StopReportComposed, "", "", true)
+}
+
+// failedFingerprints lists the canonical fingerprints of the statements that
+// failed at the database in this run: the executor refuses them rather than
+// run one again under another spelling.
+func failedFingerprints(rec contracts.Record) []string {
+	var out []string
+	for _, st := range rec.Steps {
+		if st.Status == contracts.StepFailed && st.Fingerprint != "" {
+			out = append(out, st.Fingerprint)
+		}
+	}
+	return out
 }

@@ -79,6 +79,9 @@ type Reading struct {
 type CompileError struct {
 	// Err is the driver's error, with SQLite's result code.
 	Err error
+	// Fingerprint is the statement's canonical fingerprint, so a statement
+	// that fails to compile can still be recognised when it is sent again.
+	Fingerprint string
 }
 
 func (e *CompileError) Error() string { return e.Err.Error() }
@@ -159,7 +162,7 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 		return nil, ref
 	}
 	if err != nil {
-		return nil, &CompileError{Err: err}
+		return nil, &CompileError{Err: err, Fingerprint: (&guard.Statement{Canonical: canonical(stmt)}).Fingerprint()}
 	}
 	// The proof that SQLite's first statement is the whole text: with a
 	// stray ")" after it the text no longer compiles.

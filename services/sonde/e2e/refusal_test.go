@@ -149,3 +149,39 @@ func TestModelThatNeverReportsEndsUnanswered(t *testing.T) {
 		t.Fatalf("%d requests; second ends with %q", len(reqs), reqs[len(reqs)-1].LastUserText())
 	}
 }
+
+// TestAFailedStatementIsNotRunAgainUnderAnotherSpelling: the repair ledger is
+// keyed on the guard's canonical fingerprint, so the same failing statement
+// re-spelled is refused before the database and costs no repair.
+func TestAFailedStatementIsNotRunAgainUnderAnotherSpelling(t *testing.T) {
+	script := modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
+		switch req.AssistantTurns() {
+		case 0:
+			return readCall("a", "SELECT no_such_column FROM orders"), nil
+		case 1:
+			return readCall("b", "select NO_SUCH_COLUMN\n  from orders -- once more"), nil
+		default:
+			return modeltest.Reply{Text: "giving up"}, nil
+		}
+	})
+	s := stacktest.Start(t, stacktest.Options{Script: script})
+	c := s.Client("")
+	started := startRun(t, c, "anything")
+	rec := ledger.Fold(started.RunID, stacktest.Follow(t, c, started.RunID))
+	if len(rec.Steps) < 2 {
+		t.Fatalf("steps %+v", rec.Steps)
+	}
+	first, second := rec.Steps[0], rec.Steps[1]
+	if first.Status != contracts.StepFailed || first.Fingerprint == "" {
+		t.Fatalf("first step %+v", first)
+	}
+	if second.StepID == first.StepID {
+		t.Fatal("the re-spelled statement is the same step: the test proves nothing")
+	}
+	if second.Status != contracts.StepRefused || second.Refusal.Code != contracts.RefuseAlreadyFailed {
+		t.Fatalf("second step %+v, want refused already_failed", second)
+	}
+	if rec.Spent.Repairs != 1 {
+		t.Fatalf("repairs %d, want 1: a refusal consumes none", rec.Spent.Repairs)
+	}
+}

@@ -145,6 +145,9 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if refusal != nil {
 		return Result{}, refusal
 	}
+	if ref := req.Repeated(st.Fingerprint()); ref != nil {
+		return Result{}, ref
+	}
 	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout, true)
 	res.Fingerprint = st.Fingerprint()
 	return res, err

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
@@ -29,6 +30,20 @@ type Request struct {
 	Limits rowset.Limits
 	// Timeout bounds the statement at the database; zero means none.
 	Timeout time.Duration
+	// Failed are fingerprints of statements that already failed at the
+	// database in the caller's run.
+	Failed []string
+}
+
+// Repeated refuses a statement whose fingerprint already failed in the run:
+// each engine asks it right after its guard read the statement.
+func (r Request) Repeated(fingerprint string) *contracts.Refusal {
+	if !slices.Contains(r.Failed, fingerprint) {
+		return nil
+	}
+	return &contracts.Refusal{Code: contracts.RefuseAlreadyFailed,
+		Reason: "this statement (read canonically: layout, comments and keyword case aside) already failed at the database in this run",
+		Fix:    "change what the statement does, not how it is written, or report what you have"}
 }
 
 // Result is what one operation sent to the database and what came back.

@@ -163,6 +163,9 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, e
 	if ref != nil {
 		return engine.Result{}, ref
 	}
+	if ref := req.Repeated(st.Fingerprint()); ref != nil {
+		return engine.Result{}, ref
+	}
 	res, err := e.run(ctx, l, req, st.Text, func(ctx context.Context, conn *sql.Conn) error {
 		plan, err := showplan(ctx, conn, st.Text)
 		if err != nil {

@@ -154,6 +154,9 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, e
 	if ref != nil {
 		return engine.Result{}, ref
 	}
+	if ref := req.Repeated(st.Fingerprint()); ref != nil {
+		return engine.Result{}, ref
+	}
 	res, err := e.run(ctx, e.pool(req.Profile), st.Text, req.Params, req)
 	res.Fingerprint = st.Fingerprint()
 	return res, err

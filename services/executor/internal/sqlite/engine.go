@@ -185,11 +185,17 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 			return Result{}, refuse.New(refuse.Unparsable, "SQLite cannot read the statement: "+dbErr.Message,
 				"write it in SQLite's dialect; a quote inside a literal is written twice ('it''s')")
 		}
-		return Result{}, dbErr
+		if ref := req.Repeated(compileErr.Fingerprint); ref != nil {
+			return Result{}, ref
+		}
+		return Result{Fingerprint: compileErr.Fingerprint}, dbErr
 	case err != nil:
 		return Result{}, classify(err, req.Timeout, "")
 	}
 	if ref := guard.Apply(&rd.Statement, e.policy); ref != nil {
+		return Result{}, ref
+	}
+	if ref := req.Repeated(rd.Fingerprint()); ref != nil {
 		return Result{}, ref
 	}
 	if ref := checkColumns(rd.Columns); ref != nil {
