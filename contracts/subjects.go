@@ -9,7 +9,8 @@ const (
 	// LedgerSubjects is the stream's subject filter; anyone permitted may
 	// subscribe to it to watch every run.
 	LedgerSubjects = "sonde.ledger.>"
-	// HistoryStream holds one pointer entry per finished run, per actor.
+	// HistoryStream holds the per-actor run history: a HistoryPointer when a
+	// run starts (status queued) and another when it finishes.
 	HistoryStream = "SONDE_HISTORY"
 	// HistorySubjects is the history stream's subject filter.
 	HistorySubjects = "sonde.history.>"
@@ -56,8 +57,18 @@ func RunIDFromLedgerSubject(subject string) string {
 	return id
 }
 
-// HistorySubject is the subject of one actor's run history.
+// HistorySubject is the subject of one actor's run history. Payload:
+// HistoryPointer.
 func HistorySubject(actorKey string) string { return "sonde.history." + actorKey }
+
+// HistoryPointer is one entry of an actor's run history: the orchestrator
+// publishes one when it starts a run (status queued) and one when the run
+// finishes. It points at a ledger and copies nothing else; the ledger stays
+// the truth about the run, and a reader checks the run's actor there.
+type HistoryPointer struct {
+	RunID  string    `json:"runId"`
+	Status RunStatus `json:"status"`
+}
 
 // ModelDeltaSubject carries the text deltas of one run's model turns as they
 // stream. Payload: ModelDelta.

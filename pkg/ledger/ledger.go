@@ -128,6 +128,50 @@ func (l *Ledger) Read(ctx context.Context, runID string) ([]contracts.Entry, err
 	return out, nil
 }
 
+// Outline returns the entries of run's ledger that a listing of runs needs,
+// in three direct gets whatever the ledger's length: the run-started header,
+// the entry after it and the last entry (fewer when the ledger is shorter),
+// or ErrNotFound. A run's first drive appends driver-resolved or run-finished
+// right after the header and nothing follows run-finished, so Fold over the
+// outline agrees with Fold over the whole ledger on the status, the header's
+// fields, the start and end times, the stop reason and the goal verdict; the
+// steps, spending and report need the whole ledger (Read). The last entry's
+// Seq is 0 unless it is one of the first two: its position is not counted.
+func (l *Ledger) Outline(ctx context.Context, runID string) ([]contracts.Entry, error) {
+	if !contracts.ValidRunID(runID) {
+		return nil, ErrNotFound
+	}
+	subject := contracts.LedgerSubject(runID)
+	last, err := l.stream.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ledger: last entry of %s: %w", runID, err)
+	}
+	var out []contracts.Entry
+	for seq := uint64(1); len(out) < 2 && seq <= last.Sequence; {
+		m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		if err != nil {
+			return nil, fmt.Errorf("ledger: read %s at %d: %w", runID, seq, err)
+		}
+		e, err := decodeData(m.Data, subject, uint64(len(out)+1), m.Sequence)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+		seq = m.Sequence + 1
+	}
+	if out[len(out)-1].StreamSeq == last.Sequence {
+		return out, nil
+	}
+	e, err := decodeData(last.Data, subject, 0, last.Sequence)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, e), nil
+}
+
 // Tail calls fn for each entry of run's ledger after position from (0: from
 // the first), then for every entry appended later, until fn returns false, fn
 // fails, or ctx ends. It waits for a ledger that does not exist yet.

@@ -293,3 +293,49 @@ func TestSameWriterDifferentEntriesStillRace(t *testing.T) {
 		t.Fatalf("a different entry at a taken position: %v, want a conflict", err)
 	}
 }
+
+// TestOutlineFoldsLikeTheWholeLedger: at every length of a run's ledger,
+// Fold over its outline (three direct gets) agrees with Fold over the whole
+// ledger on what a listing shows.
+func TestOutlineFoldsLikeTheWholeLedger(t *testing.T) {
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	l := open(t, srv.JetStream(), ledger.WithWriter("w"))
+	if _, err := l.Outline(ctx, "nothing"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("outline of no run: %v", err)
+	}
+	es := ledgerFixture(t)
+	es = es[:len(es)-1] // nothing is appended after run-finished
+	var after, other uint64
+	for i, e := range es {
+		seq, err := l.Append(ctx, "r1", after, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after = seq
+		// Another run's entries in between must not leak into the outline.
+		if other, err = l.Append(ctx, "r2", other, entry(t, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: i})); err != nil {
+			t.Fatal(err)
+		}
+		outline, err := l.Outline(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(i+1, 3); len(outline) != want {
+			t.Fatalf("after %d entries: outline of %d, want %d", i+1, len(outline), want)
+		}
+		if outline[0].Kind != contracts.KindRunStarted || outline[0].Seq != 1 || outline[len(outline)-1].StreamSeq != seq {
+			t.Fatalf("after %d entries: outline %+v", i+1, outline)
+		}
+		all, err := l.Read(ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := ledger.Fold("r1", outline), ledger.Fold("r1", all)
+		if got.Status != want.Status || got.Objective != want.Objective || got.Actor != want.Actor ||
+			!got.StartedAt.Equal(want.StartedAt) || !reflect.DeepEqual(got.FinishedAt, want.FinishedAt) ||
+			!reflect.DeepEqual(got.GoalVerdict, want.GoalVerdict) || got.StopReason != want.StopReason {
+			t.Fatalf("after %d entries: outline folds to %+v, ledger to %+v", i+1, got, want)
+		}
+	}
+}

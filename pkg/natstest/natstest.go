@@ -43,7 +43,7 @@ func StartIn(t testing.TB, dir string) *Server {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := (natsx.Resources{}).Ensure(ctx, js); err != nil {
+	if err := (natsx.Resources{Admin: true}).Ensure(ctx, js); err != nil {
 		t.Fatalf("natstest: %v", err)
 	}
 	return s

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -106,12 +108,42 @@ func (e *Embedded) Shutdown(ctx context.Context) {
 	}
 }
 
-// Connect dials an external NATS server by URL.
+// Connect dials an external NATS server by URL. Credentials come as options
+// (nats.UserInfo, nats.UserCredentials). An error names the server without
+// any password in its URL, and the user, never the password.
 func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
 	opts = append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1)}, opts...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("natsx: connect %s: %w", url, err)
+		who := ""
+		var o nats.Options
+		for _, opt := range opts {
+			_ = opt(&o)
+		}
+		switch {
+		case o.User != "":
+			who = fmt.Sprintf(" as user %q", o.User)
+		case o.UserJWT != nil:
+			who = " with a credentials file"
+		}
+		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
+			return nil, fmt.Errorf("natsx: connect %s%s: the server refused the credentials: %w", redactURLs(url), who, err)
+		}
+		return nil, fmt.Errorf("natsx: connect %s%s: %w", redactURLs(url), who, err)
 	}
 	return nc, nil
+}
+
+// redactURLs hides the password of each URL in a comma-separated server list.
+func redactURLs(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if u, err := neturl.Parse(p); err == nil {
+			parts[i] = u.Redacted()
+		} else if strings.Contains(p, "@") {
+			parts[i] = "<unparsable URL>"
+		}
+	}
+	return strings.Join(parts, ",")
 }

@@ -67,6 +67,7 @@ type Gateway struct {
 	// res guards the lazily bound JetStream resources.
 	res   sync.Mutex
 	led   *ledger.Ledger
+	hist  jetstream.Stream
 	conns jetstream.KeyValue
 	arts  *artifacts.Store
 

@@ -21,6 +21,7 @@ func (g *Gateway) routes() http.Handler {
 
 	auth := g.authenticate
 	e.GET(api.PathConfig, g.agentConfig, auth)
+	e.GET(api.PathRuns, g.listRuns, auth)
 	e.POST(api.PathRuns, g.startRun, auth)
 	e.GET(api.PathRuns+"/:id", g.getRun, auth)
 	e.DELETE(api.PathRuns+"/:id", g.cancelRun, auth)

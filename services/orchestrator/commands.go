@@ -84,6 +84,8 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 		s.log.Error("append run-started", "run", cmd.RunID, "err", err)
 		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the run could not be recorded", "check the NATS server")}
 	}
+	// The actor's history lists the run from now on, while it is still going.
+	s.recordHistory(ctx, cmd.Actor, cmd.RunID, contracts.StatusQueued)
 	s.launch(cmd.RunID)
 	return contracts.StartRunReply{RunID: cmd.RunID, Mode: header.Mode, WorkflowType: header.WorkflowType}
 }
@@ -167,17 +169,15 @@ func (s *Service) connection(ctx context.Context, id string) (contracts.Connecti
 	return d, nil
 }
 
-// historyPointer is one entry of an actor's run history.
-type historyPointer struct {
-	RunID  string              `json:"runId"`
-	Status contracts.RunStatus `json:"status"`
-}
-
+// recordHistory publishes a pointer to the run on its actor's history
+// subject: queued when the run starts, its end status when it finishes. It is
+// best-effort: the ledger is the record, and a run whose pointers were all
+// lost is only missing from its actor's listing.
 func (s *Service) recordHistory(ctx context.Context, actor contracts.Actor, runID string, status contracts.RunStatus) {
 	if !contracts.ValidRunID(actor.ID) {
 		return // an actor id that is no subject token keeps no history
 	}
-	b, _ := json.Marshal(historyPointer{RunID: runID, Status: status})
+	b, _ := json.Marshal(contracts.HistoryPointer{RunID: runID, Status: status})
 	if err := s.nc.Publish(contracts.HistorySubject(actor.ID), b); err != nil {
 		s.log.Warn("record history", "run", runID, "err", err)
 	}

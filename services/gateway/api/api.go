@@ -5,6 +5,8 @@ package api
 
 import (
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/sondehq/sonde/contracts"
 )
@@ -117,6 +119,56 @@ type StartRunResponse struct {
 	RunID        string                 `json:"runId"`
 	Mode         contracts.Mode         `json:"mode"`
 	WorkflowType contracts.WorkflowType `json:"workflowType"`
+}
+
+// Limits of GET /api/agent/runs.
+const (
+	// DefaultRunsLimit is the page size when limit is left out.
+	DefaultRunsLimit = 20
+	// MaxRunsLimit is the largest page a caller may ask for.
+	MaxRunsLimit = 100
+)
+
+// RunSummary is one run of GET /api/agent/runs: what a list shows, folded
+// from the run's ledger (GET /api/agent/runs/{id} has the whole record).
+type RunSummary struct {
+	RunID        string                 `json:"runId"`
+	Status       contracts.RunStatus    `json:"status"`
+	Mode         contracts.Mode         `json:"mode"`
+	WorkflowType contracts.WorkflowType `json:"workflowType"`
+	Objective    string                 `json:"objective"`
+	ConnectionID string                 `json:"connectionId"`
+	StartedAt    time.Time              `json:"startedAt"`
+	// FinishedAt, StopReason and GoalVerdict are set once the run has ended
+	// (GoalVerdict only when a verifier ran).
+	FinishedAt  *time.Time             `json:"finishedAt,omitempty"`
+	StopReason  contracts.StopReason   `json:"stopReason,omitempty"`
+	GoalVerdict *contracts.GoalVerdict `json:"goalVerdict,omitempty"`
+}
+
+// RunList answers GET /api/agent/runs: the caller's runs, the most recently
+// started first, running ones included.
+type RunList struct {
+	Runs []RunSummary `json:"runs"`
+	// Next is the cursor of the following page (?cursor=…), absent on the
+	// last one. It is opaque.
+	Next string `json:"next,omitempty"`
+}
+
+// RunsPath is the path of one page of the caller's runs: limit 0 and cursor
+// "" are left out (the server's defaults).
+func RunsPath(limit int, cursor string) string {
+	q := url.Values{}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if len(q) == 0 {
+		return PathRuns
+	}
+	return PathRuns + "?" + q.Encode()
 }
 
 // CancelResponse answers DELETE /api/agent/runs/{id} with 202: the request to

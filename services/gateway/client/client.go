@@ -25,6 +25,10 @@ type (
 	StartRunRequest = api.StartRunRequest
 	// StartRunResponse answers StartRun.
 	StartRunResponse = api.StartRunResponse
+	// RunList answers Runs.
+	RunList = api.RunList
+	// RunSummary is one run of a RunList.
+	RunSummary = api.RunSummary
 )
 
 // Client calls one gateway. It is safe for concurrent use.
@@ -80,6 +84,15 @@ func (c *Client) Config(ctx context.Context) (AgentConfig, error) {
 func (c *Client) StartRun(ctx context.Context, req StartRunRequest) (StartRunResponse, error) {
 	var out StartRunResponse
 	return out, c.do(ctx, http.MethodPost, api.PathRuns, req, &out)
+}
+
+// Runs returns one page of the caller's runs, the most recently started
+// first, running ones included: limit runs (0: the server's default of 20,
+// at most 100) after cursor ("" for the first page; then the previous page's
+// Next, which is "" on the last page).
+func (c *Client) Runs(ctx context.Context, limit int, cursor string) (RunList, error) {
+	var out RunList
+	return out, c.do(ctx, http.MethodGet, api.RunsPath(limit, cursor), nil, &out)
 }
 
 // Run returns a run's record, folded from its ledger.

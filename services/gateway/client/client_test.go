@@ -49,3 +49,20 @@ func TestPathsEscapeIDs(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
+func TestRunsPathLeavesDefaultsOut(t *testing.T) {
+	for _, tc := range []struct {
+		limit  int
+		cursor string
+		want   string
+	}{
+		{0, "", "/api/agent/runs"},
+		{5, "", "/api/agent/runs?limit=5"},
+		{0, "41", "/api/agent/runs?cursor=41"},
+		{5, "4 1", "/api/agent/runs?cursor=4+1&limit=5"},
+	} {
+		if got := api.RunsPath(tc.limit, tc.cursor); got != tc.want {
+			t.Errorf("RunsPath(%d, %q) = %s, want %s", tc.limit, tc.cursor, got, tc.want)
+		}
+	}
+}

@@ -74,24 +74,29 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 	if cfg.Demo {
 		p.printf("DEMONSTRATION: the model is a recorded replay (LLM_PROVIDER=demo); the database, guard and ledger are real.\n")
 	}
-	err = c.Stream(ctx, started.RunID, 0, func(e contracts.Entry) error {
+	return follow(ctx, out, c, o.server, started.RunID, p, o.jsonOut)
+}
+
+// follow renders a run's ledger through p as it is appended, until the run
+// ends, then prints its record: as JSON with jsonOut, else the report. The
+// error carries exit status 2 when the run did not answer.
+func follow(ctx context.Context, out io.Writer, c *client.Client, server, runID string, p *progress, jsonOut bool) error {
+	err := c.Stream(ctx, runID, 0, func(e contracts.Entry) error {
 		p.entry(e)
 		return nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(os.Stderr, "interrupted; the run goes on. Stop it with: curl -X DELETE %s/api/agent/runs/%s\n", o.server, started.RunID)
+			fmt.Fprintf(os.Stderr, "interrupted; the run goes on. Stop it with: curl -X DELETE %s/api/agent/runs/%s\n", server, runID)
 		}
-		return &exitError{code: ExitError, err: fmt.Errorf("following run %s: %w", started.RunID, err)}
+		return &exitError{code: ExitError, err: fmt.Errorf("following run %s: %w", runID, err)}
 	}
-	rec, err := c.Run(ctx, started.RunID)
+	rec, err := c.Run(ctx, runID)
 	if err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
-	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rec); err != nil {
+	if jsonOut {
+		if err := printJSON(out, rec); err != nil {
 			return err
 		}
 	} else {
@@ -101,6 +106,13 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 		return &exitError{code: ExitUnanswered}
 	}
 	return nil
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // waitForGateway asks the gateway for its agent configuration, retrying
@@ -176,9 +188,13 @@ func (p *progress) entry(e contracts.Entry) {
 }
 
 func (p *progress) budget() {
-	r := ledger.Fold("", p.entries)
+	p.printf("    budget: %s\n", budgetLine(ledger.Fold("", p.entries)))
+}
+
+// budgetLine is what a run has spent of its budget.
+func budgetLine(r contracts.Record) string {
 	b := r.Budget
-	p.printf("    budget: turns %d/%d · statements %d/%d · db time %s/%s\n",
+	return fmt.Sprintf("turns %d/%d · statements %d/%d · db time %s/%s",
 		r.Spent.Turns, b.MaxTurns, r.Spent.Statements, b.MaxStatements,
 		time.Duration(r.Spent.DBTimeMs)*time.Millisecond, time.Duration(b.DBTimeMs)*time.Millisecond)
 }

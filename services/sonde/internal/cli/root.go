@@ -41,6 +41,7 @@ func Main(args []string) int {
 	}
 	root.AddCommand(newServeCmd(), newAskCmd(), newProbeCmd())
 	root.AddCommand(newQueryCmd(), newSQLiteCmd())
+	root.AddCommand(newRunsCmd())
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -61,6 +61,11 @@ type serveOptions struct {
 	connections string
 	natsURL     string
 	natsListen  string
+	natsUser    string
+	natsPass    string
+	natsCreds   string
+	natsAdmin   bool
+	passOnArgs  bool // --nats-password was given on the command line
 	services    string
 	logLevel    string
 	noDemo      bool
@@ -79,13 +84,21 @@ SQLite executor. On first start it creates a demo SQLite shop database under
 
 With --nats URL it joins an external NATS server instead, and --services runs
 any subset (e.g. --services gateway,orchestrator), which is how each piece is
-scaled separately.
+scaled separately. On a NATS server with per-service users
+(deploy/nats/nats-server.conf) each process authenticates with --nats-user and
+SONDE_NATS_PASSWORD, or --nats-creds. Each process creates the JetStream
+resources its services use when they are missing and leaves existing ones as
+they are; run it once with --nats-admin --services none as the admin user to
+provision (and later update) every resource.
 
 Every flag can also be set as SONDE_<FLAG> (SONDE_DATA_DIR, SONDE_HTTP, …);
 a flag on the command line wins over the variable. The model is configured
 with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.passOnArgs = cmd.Flags().Changed("nats-password")
+			return serve(cmd.Context(), o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dataDir, "data-dir", ".sonde", "directory for the embedded NATS store and the demo database")
@@ -93,7 +106,11 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	f.StringVar(&o.connections, "connections", "", "connections YAML file (read by executors only)")
 	f.StringVar(&o.natsURL, "nats", "", "external NATS server URL; empty runs an embedded server")
 	f.StringVar(&o.natsListen, "nats-listen", "", "also serve the embedded NATS server on this TCP address")
-	f.StringVar(&o.services, "services", strings.Join(allServices, ","), "services to run: "+strings.Join(allServices, ",")+` ("executors" for every executor)`)
+	f.StringVar(&o.natsUser, "nats-user", "", "NATS user on the external server (--nats); its password comes from SONDE_NATS_PASSWORD")
+	f.StringVar(&o.natsPass, "nats-password", "", "password of --nats-user; prefer SONDE_NATS_PASSWORD, since a command line is visible to other users (ps)")
+	f.StringVar(&o.natsCreds, "nats-creds", "", "NATS credentials file (user JWT and NKey seed) for the external server, instead of --nats-user")
+	f.BoolVar(&o.natsAdmin, "nats-admin", false, "provision: create and update every JetStream resource to this declaration (run as the NATS admin user; with --services none, provision and exit)")
+	f.StringVar(&o.services, "services", strings.Join(allServices, ","), "services to run: "+strings.Join(allServices, ",")+` ("executors" for every executor; "none" with --nats-admin only provisions)`)
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.noDemo, "no-demo", false, "do not create or register the demo database")
 	f.IntVar(&o.jsReplicas, "js-replicas", 1, "replicas of Sonde's JetStream streams, buckets and object store (3 on a cluster)")
@@ -101,7 +118,12 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	return cmd
 }
 
+// parseServices reads --services; "none" alone names no service (provisioning
+// only) and yields an empty, non-nil list.
 func parseServices(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "none" {
+		return []string{}, nil
+	}
 	var out []string
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
@@ -145,6 +167,12 @@ func serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	runs := func(name string) bool { return slices.Contains(services, name) }
+	if err := checkNATSAuth(o, len(services) == 0); err != nil {
+		return err
+	}
+	if o.passOnArgs {
+		log.Warn("--nats-password on the command line is visible to other users of this machine (ps); prefer SONDE_NATS_PASSWORD")
+	}
 
 	// Configuration is validated before anything starts.
 	var conns []connections.Connection
@@ -186,8 +214,12 @@ func serve(ctx context.Context, o serveOptions) error {
 	if o.natsURL == "" && o.jsReplicas != 1 {
 		return errors.New("--js-replicas applies to an external cluster (--nats); the embedded server is a single node")
 	}
-	if err := (natsx.Resources{Replicas: o.jsReplicas}).Ensure(startCtx, js); err != nil {
+	if err := ensureResources(startCtx, o, services, js, log); err != nil {
 		return err
+	}
+	if len(services) == 0 {
+		log.Info("JetStream resources provisioned; --services none runs no service")
+		return nil
 	}
 
 	// Services stop in the reverse order they started.
@@ -280,7 +312,14 @@ func connectNATS(o serveOptions, log *slog.Logger) (*nats.Conn, func(), error) {
 		if o.natsListen != "" {
 			return nil, nil, errors.New("--nats-listen applies to the embedded server; it cannot be used with --nats")
 		}
-		nc, err := natsx.Connect(o.natsURL, "sonde")
+		var opts []nats.Option
+		switch {
+		case o.natsCreds != "":
+			opts = append(opts, nats.UserCredentials(o.natsCreds))
+		case o.natsUser != "":
+			opts = append(opts, nats.UserInfo(o.natsUser, o.natsPass))
+		}
+		nc, err := natsx.Connect(o.natsURL, "sonde", opts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -307,6 +346,62 @@ func connectNATS(o serveOptions, log *slog.Logger) (*nats.Conn, func(), error) {
 		defer cancel()
 		emb.Shutdown(ctx)
 	}, nil
+}
+
+// checkNATSAuth validates the NATS credential and provisioning flags before
+// anything starts.
+func checkNATSAuth(o serveOptions, noServices bool) error {
+	if o.natsURL == "" {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--nats-user", o.natsUser != ""}, {"--nats-password", o.natsPass != ""}, {"--nats-creds", o.natsCreds != ""}, {"--nats-admin", o.natsAdmin}} {
+			if f.set {
+				return fmt.Errorf("%s applies to an external NATS server (--nats); the embedded server needs no credentials and provisions itself", f.name)
+			}
+		}
+	}
+	switch {
+	case o.natsCreds != "" && (o.natsUser != "" || o.natsPass != ""):
+		return errors.New("--nats-creds and --nats-user/SONDE_NATS_PASSWORD are two ways to authenticate; give one")
+	case o.natsUser != "" && o.natsPass == "":
+		return fmt.Errorf("--nats-user %q needs a password: set SONDE_NATS_PASSWORD", o.natsUser)
+	case o.natsUser == "" && o.natsPass != "":
+		return errors.New("a NATS password (SONDE_NATS_PASSWORD or --nats-password) needs --nats-user")
+	case noServices && !o.natsAdmin:
+		return errors.New("--services none only provisions JetStream resources; it needs --nats-admin")
+	}
+	if o.natsCreds != "" {
+		if _, err := os.Stat(o.natsCreds); err != nil {
+			return fmt.Errorf("--nats-creds: %w", err)
+		}
+	}
+	return nil
+}
+
+// ensureResources declares Sonde's JetStream resources (natsx.Resources). The
+// embedded server's process owns it and applies every declaration, as does an
+// external process given --nats-admin; any other process creates only the
+// resources its services use that are missing, and leaves existing ones as
+// they are, so it needs no permission beyond its own.
+func ensureResources(ctx context.Context, o serveOptions, services []string, js jetstream.JetStream, log *slog.Logger) error {
+	res := natsx.Resources{Replicas: o.jsReplicas, Logger: log, Admin: o.natsURL == "" || o.natsAdmin}
+	if !res.Admin {
+		res.Only = []string{}
+		for _, svc := range services {
+			for _, name := range natsx.Needs(svc) {
+				if !slices.Contains(res.Only, name) {
+					res.Only = append(res.Only, name)
+				}
+			}
+		}
+	}
+	err := res.Ensure(ctx, js)
+	var missing *natsx.MissingError
+	if errors.As(err, &missing) {
+		return fmt.Errorf("%w; provision Sonde's resources once as the NATS admin user (sonde serve --nats URL --nats-user admin --nats-admin --services none, password in SONDE_NATS_PASSWORD) or create %s yourself", err, missing.Name)
+	}
+	return err
 }
 
 // ensureDemo creates the demo database on first start and returns its connection.

@@ -41,10 +41,17 @@ type Options struct {
 	// ModelTuningPath is the operator's model-tuning document
 	// (AGENT_MODEL_TUNING_PATH) for a scripted model, named "scripted".
 	ModelTuningPath string
+	// Connect, when set, replaces the embedded server: each service gets the
+	// connection Connect returns for its name ("executor-sqlite",
+	// "modelturn", "orchestrator", "gateway"), e.g. to a server of the
+	// test's own as that service's NATS user, and Stack.NATS is nil. The
+	// resources must already exist.
+	Connect func(t testing.TB, service string) *nats.Conn
 }
 
 // Stack is a running Sonde.
 type Stack struct {
+	// NATS is the embedded server; nil when Options.Connect is set.
 	NATS   *natstest.Server
 	DBPath string
 	URL    string
@@ -69,7 +76,12 @@ func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return le
 func Start(t testing.TB, o Options) *Stack {
 	t.Helper()
 	ctx := context.Background()
-	s := &Stack{NATS: natstest.Start(t), Logger: Logger(t)}
+	s := &Stack{Logger: Logger(t)}
+	connect := o.Connect
+	if connect == nil {
+		s.NATS = natstest.Start(t)
+		connect = func(testing.TB, string) *nats.Conn { return s.NATS.Connect() }
+	}
 	s.DBPath = filepath.Join(t.TempDir(), "demo.sqlite")
 	if err := demodb.Ensure(s.DBPath); err != nil {
 		t.Fatal(err)
@@ -81,7 +93,7 @@ func Start(t testing.TB, o Options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Start(ctx, s.NATS.Connect()); err != nil {
+	if err := ex.Start(ctx, connect(t, executor.ServiceName(contracts.EngineSQLite))); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ex.Stop() })
@@ -101,16 +113,16 @@ func Start(t testing.TB, o Options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mt.Start(ctx, s.NATS.Connect()); err != nil {
+	if err := mt.Start(ctx, connect(t, "modelturn")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(mt.Stop)
 
 	if !o.NoOrchestrator {
-		s.Orch = s.StartOrchestrator(t, s.NATS.Connect(), o.Orchestrator)
+		s.Orch = s.StartOrchestrator(t, connect(t, "orchestrator"), o.Orchestrator)
 	}
 
-	gw, err := gateway.New(gateway.Config{Listen: "127.0.0.1:0", Tokens: o.Tokens, Logger: s.Logger}, s.NATS.Connect())
+	gw, err := gateway.New(gateway.Config{Listen: "127.0.0.1:0", Tokens: o.Tokens, Logger: s.Logger}, connect(t, "gateway"))
 	if err != nil {
 		t.Fatal(err)
 	}
