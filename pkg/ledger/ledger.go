@@ -111,9 +111,15 @@ func (l *Ledger) Read(ctx context.Context, runID string) ([]contracts.Entry, err
 	if err != nil {
 		return nil, err
 	}
+	return l.walk(ctx, runID, last, -1)
+}
+
+// walk reads run's entries in order by direct get, up to stream sequence
+// last and at most limit of them (negative: no limit).
+func (l *Ledger) walk(ctx context.Context, runID string, last uint64, limit int) ([]contracts.Entry, error) {
 	subject := contracts.LedgerSubject(runID)
 	var out []contracts.Entry
-	for seq := uint64(1); seq <= last; {
+	for seq := uint64(1); seq <= last && len(out) != limit; {
 		m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
 		if err != nil {
 			return nil, fmt.Errorf("ledger: read %s at %d: %w", runID, seq, err)
@@ -149,18 +155,9 @@ func (l *Ledger) Outline(ctx context.Context, runID string) ([]contracts.Entry, 
 	if err != nil {
 		return nil, fmt.Errorf("ledger: last entry of %s: %w", runID, err)
 	}
-	var out []contracts.Entry
-	for seq := uint64(1); len(out) < 2 && seq <= last.Sequence; {
-		m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
-		if err != nil {
-			return nil, fmt.Errorf("ledger: read %s at %d: %w", runID, seq, err)
-		}
-		e, err := decodeData(m.Data, subject, uint64(len(out)+1), m.Sequence)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-		seq = m.Sequence + 1
+	out, err := l.walk(ctx, runID, last.Sequence, 2)
+	if err != nil {
+		return nil, err
 	}
 	if out[len(out)-1].StreamSeq == last.Sequence {
 		return out, nil
