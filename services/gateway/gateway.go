@@ -49,7 +49,15 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Logger receives request and error logs; nil means slog.Default().
 	Logger *slog.Logger
+	// StreamHeartbeat is how often a live run stream with nothing new sends a
+	// keep-alive (a blank NDJSON line, an SSE comment), so proxies do not cut
+	// it during a long model call; zero means DefaultStreamHeartbeat.
+	StreamHeartbeat time.Duration
 }
+
+// DefaultStreamHeartbeat keeps a silent run stream under common 30-60 s proxy
+// idle timeouts.
+const DefaultStreamHeartbeat = 15 * time.Second
 
 // Gateway serves the HTTP API over one NATS connection.
 type Gateway struct {
@@ -84,6 +92,9 @@ type Gateway struct {
 func New(cfg Config, nc *nats.Conn) (*Gateway, error) {
 	if nc == nil {
 		return nil, ErrNoConn
+	}
+	if cfg.StreamHeartbeat <= 0 {
+		cfg.StreamHeartbeat = DefaultStreamHeartbeat
 	}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen

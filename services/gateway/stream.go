@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sondehq/sonde/contracts"
@@ -65,16 +67,32 @@ func (g *Gateway) streamRun(c echo.Context) error {
 	if finished && from >= uint64(rec.Entries) {
 		return nil
 	}
+	// Entries and keep-alives are written from two goroutines; one at a time.
+	var mu sync.Mutex
+	write := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		w.Flush()
+		return nil
+	}
+	// The keep-alives stop, and are known to have stopped, before the
+	// handler returns and the response is finished.
+	hbCtx, stopHB := context.WithCancel(ctx)
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); heartbeat(hbCtx, g.cfg.StreamHeartbeat, sse, write) }()
+	defer func() { stopHB(); <-hbDone }()
 	var buf bytes.Buffer
 	err = l.Tail(ctx, runID, from, func(e contracts.Entry) (bool, error) {
 		buf.Reset()
 		if err := writeEntry(&buf, e, sse); err != nil {
 			return false, err
 		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if err := write(buf.Bytes()); err != nil {
 			return false, err
 		}
-		w.Flush()
 		done := e.Kind == contracts.KindRunFinished || (finished && e.Seq >= uint64(rec.Entries))
 		return !done, nil
 	})
@@ -83,6 +101,27 @@ func (g *Gateway) streamRun(c echo.Context) error {
 		g.log.Warn("stream ended early", "run", runID, "err", err)
 	}
 	return nil
+}
+
+// heartbeat writes a keep-alive every interval until ctx ends: a blank line
+// (NDJSON readers skip whitespace between values) or an SSE comment.
+func heartbeat(ctx context.Context, interval time.Duration, sse bool, write func([]byte) error) {
+	beat := []byte("\n")
+	if sse {
+		beat = []byte(": keep-alive\n\n")
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if write(beat) != nil {
+				return
+			}
+		}
+	}
 }
 
 // streamFrom reads the position to resume after: ?from=N, or for SSE the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/gateway"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
@@ -170,5 +171,56 @@ func TestStreamNDJSONAndSSE(t *testing.T) {
 	if len(events) != 2 || !strings.HasPrefix(events[0], "id: 4\nevent: tool-completed\ndata: {") ||
 		!strings.HasPrefix(events[1], "id: 5\nevent: run-finished\ndata: {") {
 		t.Fatalf("events:\n%s", b.String())
+	}
+}
+
+// TestStreamSendsKeepAlivesWhileTheRunIsQuiet: a live stream with nothing new
+// sends blank lines (NDJSON) or comments (SSE), which readers skip, so a proxy
+// does not cut it during a long model call.
+func TestStreamSendsKeepAlivesWhileTheRunIsQuiet(t *testing.T) {
+	e := newEnv(t, func(c *gateway.Config) { c.StreamHeartbeat = 20 * time.Millisecond })
+	w := e.startedRun("quiet", alice)
+	for _, sse := range []bool{false, true} {
+		req, _ := http.NewRequestWithContext(e.ctx, http.MethodGet, e.url+api.StreamPath("quiet"), nil)
+		req.Header.Set("Authorization", "Bearer "+tokAlice)
+		if sse {
+			req.Header.Set("Accept", api.ContentTypeSSE)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(resp.Body)
+		entries, beats := 0, 0
+		for beats < 3 {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("sse=%v: %v after %d entries, %d beats", sse, err, entries, beats)
+			}
+			switch {
+			case line == "\n" && !sse, strings.HasPrefix(line, ": keep-alive") && sse:
+				beats++
+			case strings.HasPrefix(line, "{") || strings.HasPrefix(line, "data: "):
+				entries++
+			}
+		}
+		resp.Body.Close()
+		if entries != 2 {
+			t.Fatalf("sse=%v: %d entries before the keep-alives, want 2", sse, entries)
+		}
+	}
+	// The typed client reads through keep-alives to the end.
+	done := make(chan error, 1)
+	var got []contracts.EventKind
+	go func() {
+		done <- e.client(tokAlice).Stream(e.ctx, "quiet", 0, func(en contracts.Entry) error {
+			got = append(got, en.Kind)
+			return nil
+		})
+	}()
+	time.Sleep(100 * time.Millisecond) // let several keep-alives pass
+	e.append(w, contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusSucceeded, StopReason: contracts.StopModelStopped})
+	if err := <-done; err != nil || len(got) != 3 || got[2] != contracts.KindRunFinished {
+		t.Fatalf("client read %v, err %v", got, err)
 	}
 }
