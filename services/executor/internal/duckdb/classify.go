@@ -1,15 +1,13 @@
 package duckdb
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/services/executor/internal/rowset"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
 )
 
 // classify turns an error from running a statement into a classified
@@ -20,14 +18,8 @@ import (
 // missing column or a mistake in the query, and an invalid-input error is a
 // write refused by the read-only instance or bad input.
 func classify(err error, timeout time.Duration) *contracts.DBError {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return timedOut(timeout)
-	case errors.Is(err, context.Canceled):
-		return &contracts.DBError{Class: contracts.DBCancelled, Message: "the statement was cancelled before it finished"}
-	case errors.Is(err, rowset.ErrInvalidUTF8):
-		return &contracts.DBError{Class: contracts.DBOther, Message: err.Error() +
-			"; read the column as bytes instead, e.g. CAST(col AS BLOB) or hex(col)"}
+	if de := engine.Interrupted(err, timeout); de != nil {
+		return de
 	}
 	var de *duckdb.Error
 	if !errors.As(err, &de) {
@@ -58,14 +50,9 @@ func classify(err error, timeout time.Duration) *contracts.DBError {
 	case duckdb.ErrorTypeInterrupt:
 		// Only an ended context interrupts a statement; reported above when
 		// the driver passes the context's error on.
-		return timedOut(timeout)
+		return engine.TimedOut(timeout)
 	case duckdb.ErrorTypeIO, duckdb.ErrorTypeConnection, duckdb.ErrorTypeFatal, duckdb.ErrorTypeInternal:
 		class = contracts.DBUnavailable
 	}
 	return &contracts.DBError{Class: class, Message: msg}
-}
-
-func timedOut(timeout time.Duration) *contracts.DBError {
-	return &contracts.DBError{Class: contracts.DBTimeout,
-		Message: fmt.Sprintf("the statement ran past its %s timeout and was interrupted", timeout)}
 }

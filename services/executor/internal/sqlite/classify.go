@@ -1,14 +1,13 @@
 package sqlite
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/services/executor/internal/rowset"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -19,14 +18,8 @@ import (
 // table share it and no extended code separates them, so for that code alone
 // the message decides.
 func classify(err error, timeout time.Duration, denied string) *contracts.DBError {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return timedOut(timeout)
-	case errors.Is(err, context.Canceled):
-		return &contracts.DBError{Class: contracts.DBCancelled, Message: "the statement was cancelled before it finished"}
-	case errors.Is(err, rowset.ErrInvalidUTF8):
-		return &contracts.DBError{Class: contracts.DBOther, Message: err.Error() +
-			"; read the column as bytes instead, e.g. CAST(col AS BLOB) or hex(col)"}
+	if de := engine.Interrupted(err, timeout); de != nil {
+		return de
 	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
@@ -45,7 +38,7 @@ func classify(err error, timeout time.Duration, denied string) *contracts.DBErro
 		// The driver interrupts a statement only when its context ends; one
 		// whose context ended is reported above, so this is a timeout whose
 		// context error was not passed on.
-		return timedOut(timeout)
+		return engine.TimedOut(timeout)
 	case sqlite3.SQLITE_AUTH, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
 		return &contracts.DBError{Class: contracts.DBPermission, Message: msg}
 	case sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_FULL, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
@@ -66,9 +59,4 @@ func classify(err error, timeout time.Duration, denied string) *contracts.DBErro
 		}
 	}
 	return &contracts.DBError{Class: contracts.DBOther, Message: msg}
-}
-
-func timedOut(timeout time.Duration) *contracts.DBError {
-	return &contracts.DBError{Class: contracts.DBTimeout,
-		Message: fmt.Sprintf("the statement ran past its %s timeout and was interrupted", timeout)}
 }
