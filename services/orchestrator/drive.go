@@ -451,7 +451,7 @@ var errNoReply = errors.New("orchestrator: executor did not answer")
 
 func (s *Service) exec(ctx context.Context, engine contracts.Engine, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	var reply contracts.ExecReply
-	wait := time.Duration(req.TimeoutMs)*time.Millisecond + 5*time.Second
+	wait := time.Duration(req.TimeoutMs)*time.Millisecond + s.cfg.ExecReplyGrace
 	err := s.request(ctx, contracts.ExecSubject(engine, op), req, &reply, wait)
 	switch {
 	case err == nil:

@@ -33,6 +33,10 @@ type Config struct {
 	// SweepInterval how often unclaimed runs are looked for (default LeaseTTL).
 	LeaseTTL      time.Duration
 	SweepInterval time.Duration
+	// ExecReplyGrace is how long past a statement's timeout the orchestrator
+	// waits for the executor's reply before recording the step indeterminate
+	// (default 5 s).
+	ExecReplyGrace time.Duration
 	// AfterInvoke, when set, is called after a tool-invoked entry is
 	// acknowledged and before the executor is asked. Tests use it to stop a
 	// process inside the window the indeterminate rule exists for.
@@ -70,6 +74,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = 15 * time.Second
+	}
+	if cfg.ExecReplyGrace <= 0 {
+		cfg.ExecReplyGrace = 5 * time.Second
 	}
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = cfg.LeaseTTL

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
@@ -82,4 +85,55 @@ func TestHistoryPointerPerFinishedRun(t *testing.T) {
 		}
 		return json.Unmarshal(m.Data, &p) == nil && p.RunID == started.RunID && p.Status == string(contracts.StatusSucceeded)
 	})
+}
+
+// TestAReplyThatNeverComesMakesTheStepIndeterminate: the executor receives a
+// statement and loses its connection before it can answer; the orchestrator
+// records the step indeterminate once the statement's time and the grace have
+// passed, never runs it again, and the run still ends.
+func TestAReplyThatNeverComesMakesTheStepIndeterminate(t *testing.T) {
+	// Slow enough to still be running when the executor is cut off.
+	const slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) AS n FROM c"
+	var offset atomic.Int64
+	script := modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
+		if req.AssistantTurns() == 0 {
+			// 2 s left of the run: the statement may take 2 s, the wait 2 s + grace.
+			offset.Store(int64(448 * time.Second))
+			return readCall("a", slow), nil
+		}
+		return modeltest.Reply{Text: "nothing to report"}, nil
+	})
+	now := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	s := stacktest.Start(t, stacktest.Options{Script: script,
+		Orchestrator: orchestrator.Config{Now: now, ExecReplyGrace: 200 * time.Millisecond}})
+
+	// Cut the executor off the moment the statement reaches it.
+	monitor := s.NATS.Connect()
+	var once sync.Once
+	sub, err := monitor.Subscribe(contracts.ExecSubject(contracts.EngineSQLite, contracts.OpRead), func(*nats.Msg) {
+		once.Do(s.ExecutorConn.Close)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := monitor.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	c := s.Client("")
+	started := startRun(t, c, "anything")
+	es := stacktest.Follow(t, c, started.RunID)
+	rec := ledger.Fold(started.RunID, es)
+	if len(rec.Steps) == 0 || rec.Steps[0].Status != contracts.StepIndeterminate {
+		t.Fatalf("steps %+v: %v", rec.Steps, kinds(es))
+	}
+	if !rec.Status.Terminal() {
+		t.Fatalf("run did not end: %s", rec.Status)
+	}
+	for _, st := range rec.Steps[1:] {
+		if st.StepID == rec.Steps[0].StepID && st.Status != contracts.StepRefused {
+			t.Fatalf("the indeterminate step ran again: %+v", st)
+		}
+	}
 }

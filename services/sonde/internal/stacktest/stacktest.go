@@ -58,6 +58,9 @@ type Stack struct {
 	Model  *modeltest.OpenAIServer
 	Orch   *orchestrator.Service
 	Logger *slog.Logger
+	// ExecutorConn is the SQLite executor's NATS connection, so a test can
+	// cut it while a statement runs.
+	ExecutorConn *nats.Conn
 }
 
 // Logger discards logs unless -v is given.
@@ -93,7 +96,8 @@ func Start(t testing.TB, o Options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Start(ctx, connect(t, executor.ServiceName(contracts.EngineSQLite))); err != nil {
+	s.ExecutorConn = connect(t, executor.ServiceName(contracts.EngineSQLite))
+	if err := ex.Start(ctx, s.ExecutorConn); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ex.Stop() })
