@@ -161,28 +161,13 @@ func (o ollamaReply) whole() map[string]any { return o.line(o.reply.Text, o.call
 func (o ollamaReply) stream(ctx context.Context, w http.ResponseWriter, delay time.Duration) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	out := newPaced(ctx, w, delay)
 	send := func(v any, pause bool) bool {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return false
 		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if pause && delay > 0 {
-			t := time.NewTimer(delay)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return false
-			case <-t.C:
-			}
-		}
-		return true
+		return out.raw(append(b, '\n'), pause)
 	}
 	for _, piece := range splitText(o.reply.Text) {
 		if !send(o.line(piece, nil, false), true) {

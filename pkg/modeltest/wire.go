@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -185,33 +186,9 @@ func (c completion) chunks(includeUsage bool) []chunkJSON {
 
 // stream writes the reply as server-sent events, flushing each chunk.
 func (c completion) stream(ctx context.Context, w http.ResponseWriter, includeUsage bool, delay time.Duration) {
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	out := newSSE(ctx, w, "text/event-stream; charset=utf-8", delay)
 	write := func(data []byte, pause bool) bool {
-		if _, err := w.Write([]byte("data: ")); err != nil {
-			return false
-		}
-		if _, err := w.Write(data); err != nil {
-			return false
-		}
-		if _, err := w.Write([]byte("\n\n")); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if pause && delay > 0 {
-			t := time.NewTimer(delay)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return false
-			case <-t.C:
-			}
-		}
-		return true
+		return out.raw(bytes.Join([][]byte{[]byte("data: "), data, []byte("\n\n")}, nil), pause)
 	}
 	for _, ch := range c.chunks(includeUsage) {
 		b, err := json.Marshal(ch)
