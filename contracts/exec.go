@@ -68,6 +68,15 @@ type ExecRequest struct {
 	MaxBytes int `json:"maxBytes,omitempty"`
 }
 
+// ExecCancel asks the executors of one engine to stop the in-flight
+// operation of RunID and StepID, at the database too. Published on
+// ExecCancelSubject; nobody replies. A direct query (POST /api/query) has no
+// run: RunID is empty and StepID is the request id the gateway gave it.
+type ExecCancel struct {
+	RunID  string `json:"runId,omitempty"`
+	StepID string `json:"stepId"`
+}
+
 // ExecStatus is the shape of an executor reply.
 type ExecStatus string
 
@@ -182,4 +191,27 @@ type ConnectionDescriptor struct {
 	Identity string `json:"identity"`
 	// Demo marks the built-in demonstration database.
 	Demo bool `json:"demo,omitempty"`
+	// Status says whether the executor can serve the connection now; empty
+	// (from an executor older than this field) means available.
+	Status ConnectionStatus `json:"status,omitempty"`
+	// Reason says why an unavailable connection is unavailable, in words
+	// that name no host, path or credential (the executor's log has the
+	// driver's text).
+	Reason string `json:"reason,omitempty"`
+	// Warnings are what the operator should fix about the connection, e.g.
+	// that the role running reads could also write.
+	Warnings []string `json:"warnings,omitempty"`
 }
+
+// ConnectionStatus is whether an executor can serve a connection now.
+type ConnectionStatus string
+
+// The connection statuses.
+const (
+	// ConnectionAvailable: the database was opened and answers.
+	ConnectionAvailable ConnectionStatus = "available"
+	// ConnectionUnavailable: the database could not be opened; the executor
+	// keeps retrying in the background and refuses operations on it
+	// (RefuseConnectionUnavailable) meanwhile.
+	ConnectionUnavailable ConnectionStatus = "unavailable"
+)

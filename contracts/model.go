@@ -78,11 +78,15 @@ type ModelTurnReply struct {
 	Failure      *ModelFailure   `json:"failure,omitempty"`
 }
 
-// ModelDelta is one streamed fragment of a model turn's text.
+// ModelDelta is one streamed fragment of a model turn's text, or a
+// heartbeat: while a turn is in flight modelturn publishes one with
+// Heartbeat set and no text at a fixed interval, so the orchestrator can tell
+// a slow model from a lost turn.
 type ModelDelta struct {
-	RunID string `json:"runId"`
-	Turn  int    `json:"turn"`
-	Text  string `json:"text"`
+	RunID     string `json:"runId"`
+	Turn      int    `json:"turn"`
+	Text      string `json:"text"`
+	Heartbeat bool   `json:"heartbeat,omitempty"`
 }
 
 // ModelProbeRequest asks modelturn what the configured model is and, with

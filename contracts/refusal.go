@@ -31,6 +31,9 @@ const (
 	// RefuseEngineParse: the engine's own parser reads the statement
 	// differently from the guard.
 	RefuseEngineParse = "engine_parse"
+	// RefuseTooComplex: the statement is longer, more deeply nested or holds
+	// more operators than the guard reads before any native parser sees it.
+	RefuseTooComplex = "too_complex"
 
 	// RefuseResultTooLarge: the result exceeds the profile's rows or bytes
 	// (agent profiles refuse rather than truncate).
@@ -43,6 +46,14 @@ const (
 	// RefuseAlreadyFailed: the statement, read canonically, already failed
 	// at the database in this run; it is not run again.
 	RefuseAlreadyFailed = "already_failed"
+	// RefuseExecutorBusy: every slot of the executor stayed taken for the
+	// bounded wait; nothing reached the database, and the same request may
+	// be retried shortly. Not a database failure.
+	RefuseExecutorBusy = "executor_busy"
+	// RefuseConnectionUnavailable: the executor could not open the
+	// connection's database (the reason says why) and is retrying in the
+	// background; nothing reached the database.
+	RefuseConnectionUnavailable = "connection_unavailable"
 )
 
 // GuardRefusalCodes lists the guard's vocabulary in a stable order.

@@ -119,6 +119,15 @@ type CancelRunReply struct {
 	Error  *Error    `json:"error,omitempty"`
 }
 
+// RunHealth answers SubjectRunHealth: whether the orchestrator that
+// answered can record runs now, and if not, why.
+type RunHealth struct {
+	Ready bool `json:"ready"`
+	// Cause says what keeps it from recording runs, e.g. the JetStream store
+	// refusing ledger appends for lack of storage.
+	Cause string `json:"cause,omitempty"`
+}
+
 // Error is a refusal or failure that crosses a boundary: a stable code, what
 // was wrong, and how to fix it.
 type Error struct {
@@ -147,4 +156,7 @@ const (
 	CodeOperatorDisabled   = "OPERATOR_DISABLED"
 	CodeLedgerUnavailable  = "LEDGER_UNAVAILABLE"
 	CodeUnsupportedFeature = "UNSUPPORTED"
+	// CodeIdempotencyConflict: an Idempotency-Key was reused with a
+	// different request.
+	CodeIdempotencyConflict = "IDEMPOTENCY_KEY_REUSED"
 )

@@ -29,6 +29,9 @@ const (
 	SubjectRunStart = "sonde.cmd.runs.start"
 	// SubjectRunCancel asks a run to stop. Request: CancelRun; reply: CancelRunReply.
 	SubjectRunCancel = "sonde.cmd.runs.cancel"
+	// SubjectRunHealth asks an orchestrator whether it can start and drive
+	// runs. Request: empty; reply: RunHealth.
+	SubjectRunHealth = "sonde.cmd.runs.health"
 	// SubjectModelTurn asks for one model call. Request: ModelTurnRequest; reply: ModelTurnReply.
 	SubjectModelTurn = "sonde.model.turn"
 	// SubjectModelProbe asks for a capability probe of the configured model.
@@ -81,6 +84,11 @@ func ExecSubject(engine Engine, op ExecOp) string {
 
 // ExecSubjects is the wildcard an executor of one engine serves.
 func ExecSubjects(engine Engine) string { return "sonde.exec." + string(engine) + ".*" }
+
+// ExecCancelSubject carries ExecCancel to every executor of one engine: a
+// plain publish that each replica receives (no queue group), so whichever
+// one runs the operation stops it.
+func ExecCancelSubject(engine Engine) string { return "sonde.exec." + string(engine) + ".cancel" }
 
 // ValidRunID reports whether id can name a run: it becomes a subject token,
 // so it must be non-empty and hold only letters, digits, '-' and '_'.

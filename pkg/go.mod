@@ -6,6 +6,7 @@ require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/sondehq/sonde/contracts v0.0.0
+	golang.org/x/text v0.43.0
 )
 
 require (

@@ -13,8 +13,6 @@ package guard
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"path"
 	"sort"
 	"strings"
 
@@ -23,11 +21,15 @@ import (
 
 // Policy is what a connection allows.
 type Policy struct {
-	// Readable lists table patterns ("public.*", "sales.orders", "*"),
-	// matched case-insensitively against schema.table. Empty means every table.
+	// Readable lists table patterns ("public.*", "sales.orders", "*") in the
+	// engine's own identifier syntax, matched the way the engine resolves
+	// names (see NameRule and docs/guard.md): schema and name separately, a
+	// '*' within one part only, an unqualified pattern in DefaultSchema.
+	// Empty means every table that is not a System one.
 	Readable []string
-	// LargeTables maps schema.table to the column a statement must bound from
-	// below in the query that reads the table.
+	// LargeTables maps schema.table, written as a Readable pattern is, to the
+	// column a statement must bound from below in the query that reads the
+	// table.
 	LargeTables map[string]string
 	// DefaultSchema is where an unqualified name lives ("public", "main", "dbo").
 	DefaultSchema string
@@ -52,6 +54,9 @@ type Statement struct {
 	// Scopes are every SELECT in the statement: the top level, each set
 	// operation branch, each CTE body and each subquery.
 	Scopes []Scope
+	// Names is how the engine compares the names in Scopes; the reader sets
+	// it. The zero value, NamesFold, is case-insensitive.
+	Names NameRule
 }
 
 // Scope is one SELECT: the tables its own FROM and JOINs name, and the lower
@@ -70,6 +75,10 @@ type Table struct {
 	Catalog, Schema, Name string
 	// Alias is the name the scope refers to it by; empty when none was given.
 	Alias string
+	// System is set when the name resolves to one of the engine's own
+	// catalogs, views or table functions (pg_catalog, sqlite_schema, sys…):
+	// such a table is readable only when a pattern names it (see Policy).
+	System bool
 }
 
 // Bound is a column bounded from below.
@@ -77,6 +86,13 @@ type Bound struct {
 	// Qualifier is the alias or table name before the column, if any.
 	Qualifier string
 	Column    string
+	// Limits, when not nil, are the refs (the alias, or the table name when
+	// there is none, as written) of the tables whose rows this bound limits:
+	// a bound in the ON of a LEFT join limits only its right side, of a RIGHT
+	// join only its left side, of a FULL join none (an empty, non-nil slice).
+	// Nil — a WHERE, or the ON of an inner or cross join — limits every table
+	// of the scope.
+	Limits []string
 }
 
 // Fingerprint names the statement by its canonical form: two statements that
@@ -115,86 +131,15 @@ func Check(r Reader, sql string, p Policy) (*Statement, *contracts.Refusal) {
 
 // Apply applies the readable-table and large-table rules to a parsed statement.
 func Apply(st *Statement, p Policy) *contracts.Refusal {
+	m := newMatcher(st.Names, p)
 	for _, sc := range st.Scopes {
 		for _, t := range sc.Tables {
-			if t.Catalog != "" && !strings.EqualFold(t.Catalog, p.Catalog) {
-				return Refuse(contracts.RefuseTableNotReadable,
-					fmt.Sprintf("%s is in another database (%s)", t.Catalog+"."+t.QualifiedName(p.DefaultSchema), t.Catalog),
-					"read only this connection's own database")
-			}
-			name := t.QualifiedName(p.DefaultSchema)
-			if !readable(name, p.Readable) {
-				return Refuse(contracts.RefuseTableNotReadable,
-					fmt.Sprintf("%s is not readable on this connection", name),
-					"read only tables matching: "+strings.Join(p.Readable, ", "))
+			if ref := m.readable(t); ref != nil {
+				return ref
 			}
 		}
-		if ref := checkBounds(sc, p); ref != nil {
+		if ref := m.checkBounds(sc); ref != nil {
 			return ref
-		}
-	}
-	return nil
-}
-
-func readable(name string, patterns []string) bool {
-	if len(patterns) == 0 {
-		return true
-	}
-	for _, pat := range patterns {
-		pat = strings.ToLower(pat)
-		if pat == "*" || pat == name {
-			return true
-		}
-		if ok, err := path.Match(pat, name); err == nil && ok {
-			return true
-		}
-	}
-	return false
-}
-
-// checkBounds holds every large table of a scope to a lower bound on its
-// column in that same scope; with several tables the bound must be qualified.
-func checkBounds(sc Scope, p Policy) *contracts.Refusal {
-	if len(p.LargeTables) == 0 {
-		return nil
-	}
-	large := map[string]string{}
-	for k, v := range p.LargeTables {
-		t := Table{Name: k}
-		if i := strings.LastIndexByte(k, '.'); i >= 0 {
-			t = Table{Schema: k[:i], Name: k[i+1:]}
-		}
-		large[t.QualifiedName(p.DefaultSchema)] = strings.ToLower(v)
-	}
-	several := len(sc.Tables) > 1
-	for _, t := range sc.Tables {
-		col, ok := large[t.QualifiedName(p.DefaultSchema)]
-		if !ok {
-			continue
-		}
-		ref := t.Alias
-		if ref == "" {
-			ref = t.Name
-		}
-		bounded := false
-		for _, b := range sc.Bounds {
-			if !strings.EqualFold(b.Column, col) {
-				continue
-			}
-			if b.Qualifier == "" && !several || strings.EqualFold(b.Qualifier, ref) {
-				bounded = true
-				break
-			}
-		}
-		if !bounded {
-			example := col
-			if several {
-				example = ref + "." + col
-			}
-			return Refuse(contracts.RefuseLargeTableUnbounded,
-				fmt.Sprintf("%s is a large table: bound %s from below in the WHERE of the query that reads it", t.QualifiedName(p.DefaultSchema), col),
-				fmt.Sprintf("add WHERE %s >= <a value> (a top-level AND, on the column itself, against a constant%s)", example,
-					map[bool]string{true: "; qualify it, several tables are read there", false: ""}[several]))
 		}
 	}
 	return nil

@@ -41,3 +41,29 @@ func isWrongLastSequence(err error) bool {
 	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
+
+// JetStream error codes of a write refused for lack of room: the server's or
+// the account's storage is used up (10023, 10047, 10002), or the stream's own
+// limits refuse new messages (10077, store failed: maximum bytes or messages).
+const (
+	errCodeInsufficientResources    = 10023
+	errCodeStorageResourcesExceeded = 10047
+	errCodeAccountResourcesExceeded = 10002
+	errCodeStreamStoreFailed        = 10077
+)
+
+// IsStorageFull reports whether err is JetStream refusing a write for lack of
+// storage. Such a write did not land and may be tried again once there is
+// room; a ledger append that fails so is retried, never given up silently.
+func IsStorageFull(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode {
+	case errCodeInsufficientResources, errCodeStorageResourcesExceeded,
+		errCodeAccountResourcesExceeded, errCodeStreamStoreFailed:
+		return true
+	}
+	return false
+}

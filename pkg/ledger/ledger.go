@@ -89,6 +89,15 @@ func (l *Ledger) Append(ctx context.Context, runID string, after uint64, e contr
 	return 0, &ConflictError{RunID: runID, Expected: after, Actual: last.Sequence}
 }
 
+// Check asks JetStream for the ledger stream's state: an error means the
+// ledger cannot be read or appended to now.
+func (l *Ledger) Check(ctx context.Context) error {
+	if _, err := l.stream.Info(ctx); err != nil {
+		return fmt.Errorf("ledger: stream %s: %w", contracts.LedgerStream, err)
+	}
+	return nil
+}
+
 // LastSeq returns the stream sequence of run's last entry, or ErrNotFound.
 func (l *Ledger) LastSeq(ctx context.Context, runID string) (uint64, error) {
 	m, err := l.stream.GetLastMsgForSubject(ctx, contracts.LedgerSubject(runID))

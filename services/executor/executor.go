@@ -11,16 +11,23 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net"
+	"os"
+	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/artifacts"
@@ -51,8 +58,40 @@ func ServiceName(e contracts.Engine) string { return contracts.QueueExecutorPref
 const Version = "0.1.0"
 
 // MaxConcurrentReads bounds the operations one process runs at once; one
-// more is answered at once with an error of class resource.
+// more waits up to Config.BusyWait for a slot and is then refused with
+// contracts.RefuseExecutorBusy.
 const MaxConcurrentReads = 8
+
+// Defaults of Config.
+const (
+	// DefaultMemoryBudget is the memory budget of an executor's operations.
+	DefaultMemoryBudget = 512 << 20
+	// MinMemoryBudget is the smallest budget New accepts.
+	MinMemoryBudget = 32 << 20
+	// DefaultBusyWait is how long an operation waits for a free slot.
+	DefaultBusyWait = 5 * time.Second
+	// DefaultDrainGrace is how long Stop lets operations in flight finish.
+	DefaultDrainGrace = 10 * time.Second
+	// DefaultRetryOpen is the first wait before an unavailable connection is
+	// opened again; the wait doubles up to MaxRetryOpen.
+	DefaultRetryOpen = time.Second
+	// MaxRetryOpen is the longest wait between two attempts to open.
+	MaxRetryOpen = 30 * time.Second
+	// OpenTimeout bounds one attempt to open a connection, and one privilege check.
+	OpenTimeout = 15 * time.Second
+)
+
+// readCopies is how many times a value is held while it is read: the wire
+// or driver buffer, the scanned Go value, its JSON-ready form and its
+// encoding in the row's size check.
+const readCopies = 4
+
+// OperationMemory is the share of budget one operation may hold while it
+// reads (engine.Options.OperationMemory): an equal share per concurrent
+// operation, divided by the copies a value passes through.
+func OperationMemory(budget int64) int64 {
+	return budget / MaxConcurrentReads / readCopies
+}
 
 // Ops lists the operations this executor serves.
 var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema}
@@ -78,35 +117,97 @@ type Config struct {
 	// Resources, when not nil, is declared by Start (natsx.Resources.Ensure)
 	// before it uses the buckets; nil means they already exist.
 	Resources *natsx.Resources
+	// MemoryBudget bounds the memory the operations running at once hold
+	// while they read, in bytes; zero means DefaultMemoryBudget. Each of the
+	// MaxConcurrentReads slots gets an equal share (OperationMemory), which
+	// bounds both what an engine reads of one value and the size of a result.
+	MemoryBudget int64
+	// BusyWait is how long an operation waits for a slot when
+	// MaxConcurrentReads are running, never past its statement timeout;
+	// zero means DefaultBusyWait.
+	BusyWait time.Duration
+	// DrainGrace is how long Stop lets the operations in flight finish
+	// before it cancels them; zero means DefaultDrainGrace, negative none.
+	DrainGrace time.Duration
+	// RetryOpen is the first wait before a connection that could not be
+	// opened is tried again (doubling up to MaxRetryOpen); zero means
+	// DefaultRetryOpen.
+	RetryOpen time.Duration
 }
 
 // Service is a running executor of one engine. Exec is safe for concurrent use.
 type Service struct {
-	engine contracts.Engine
-	name   string
-	log    *slog.Logger
-	conns  map[string]*served
-	order  []string // connection ids, in file order
-	sem    chan struct{}
+	engine  contracts.Engine
+	name    string
+	log     *slog.Logger
+	conns   map[string]*served
+	order   []string // connection ids, in file order
+	sem     chan struct{}
+	open    engine.Opener
+	opts    engine.Options
+	busy    time.Duration
+	grace   time.Duration
+	retry   time.Duration
+	ops     operations
+	retries sync.WaitGroup
+	// reopen ends the background attempts to open; Stop ends it first.
+	reopen     context.Context
+	stopReopen context.CancelFunc
 
 	mu        sync.Mutex
 	artifacts ArtifactStore
 	resources *natsx.Resources
 	svc       micro.Service
 	nc        *nats.Conn
-	stopped   bool
-	inflight  sync.WaitGroup
-	base      context.Context // ends when Stop begins
+	cancelSub *nats.Subscription
+	stopped   bool            // Stop began: no new request is taken
+	closed    bool            // the drain grace is over: nothing more is served
+	running   int             // operations in flight
+	idle      chan struct{}   // closed when running drops to zero
+	base      context.Context // ends when Stop gives up waiting
 	cancel    context.CancelFunc
+
+	// pubMu orders descriptor publications, so the last one written is
+	// the connection's latest state.
+	pubMu sync.Mutex
+	kv    jetstream.KeyValue
 }
 
+// served is one connection and its state.
 type served struct {
-	conn   connections.Connection
-	engine engine.Engine
+	conn connections.Connection
+
+	mu       sync.Mutex
+	engine   engine.Engine // nil while unavailable
+	reason   string        // why it is unavailable
+	warnings []string
 }
 
-// New opens every connection of cfg's engine read-only and checks it can be
-// reached. It fails when one cannot be opened.
+// state returns the connection's engine, or nil and why it is unavailable.
+func (srv *served) state() (engine.Engine, string) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.engine, srv.reason
+}
+
+// descriptor is what is published about the connection now.
+func (srv *served) descriptor() contracts.ConnectionDescriptor {
+	d := srv.conn.Descriptor()
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	d.Status = contracts.ConnectionAvailable
+	if srv.engine == nil {
+		d.Status, d.Reason = contracts.ConnectionUnavailable, srv.reason
+	}
+	d.Warnings = slices.Clone(srv.warnings)
+	return d
+}
+
+// New prepares every connection of cfg's engine and opens it read-only. A
+// connection whose database cannot be opened does not stop the executor: it
+// is served as unavailable (its descriptor says why, operations on it are
+// refused with contracts.RefuseConnectionUnavailable) and opened again in
+// the background until it works. New fails only on a configuration error.
 func New(cfg Config) (*Service, error) {
 	log := cfg.Logger
 	if log == nil {
@@ -119,44 +220,155 @@ func New(cfg Config) (*Service, error) {
 	if !ok {
 		return nil, fmt.Errorf("executor: this build serves no %q engine", cfg.Engine)
 	}
-	base, cancel := context.WithCancel(context.Background())
-	s := &Service{
-		engine:    cfg.Engine,
-		name:      ServiceName(cfg.Engine),
-		log:       log.With("service", ServiceName(cfg.Engine)),
-		conns:     map[string]*served{},
-		sem:       make(chan struct{}, MaxConcurrentReads),
-		artifacts: cfg.Artifacts,
-		resources: cfg.Resources,
-		base:      base,
-		cancel:    cancel,
+	budget := cmp.Or(cfg.MemoryBudget, DefaultMemoryBudget)
+	if budget < MinMemoryBudget {
+		return nil, fmt.Errorf("executor: a memory budget of %d bytes is below the %d MiB minimum", budget, MinMemoryBudget>>20)
 	}
-	ctx, done := context.WithTimeout(context.Background(), 30*time.Second)
-	defer done()
+	base, cancel := context.WithCancel(context.Background())
+	reopen, stopReopen := context.WithCancel(context.Background())
+	s := &Service{
+		engine:     cfg.Engine,
+		name:       ServiceName(cfg.Engine),
+		log:        log.With("service", ServiceName(cfg.Engine)),
+		conns:      map[string]*served{},
+		sem:        make(chan struct{}, MaxConcurrentReads),
+		open:       open,
+		opts:       engine.Options{OperationMemory: OperationMemory(budget)},
+		busy:       cmp.Or(cfg.BusyWait, DefaultBusyWait),
+		grace:      cmp.Or(cfg.DrainGrace, DefaultDrainGrace),
+		retry:      cmp.Or(cfg.RetryOpen, DefaultRetryOpen),
+		ops:        operations{live: map[string]map[uint64]context.CancelFunc{}, gone: map[string]time.Time{}},
+		reopen:     reopen,
+		stopReopen: stopReopen,
+		artifacts:  cfg.Artifacts,
+		resources:  cfg.Resources,
+		base:       base,
+		cancel:     cancel,
+	}
 	for _, c := range cfg.Connections {
 		if c.Engine != cfg.Engine {
 			continue
 		}
 		if !connections.ValidID(c.ID) {
-			s.closeEngines()
 			return nil, fmt.Errorf("executor: connection id %q is not a valid id", c.ID)
 		}
 		if _, dup := s.conns[c.ID]; dup {
-			s.closeEngines()
 			return nil, fmt.Errorf("executor: connection %q declared twice", c.ID)
 		}
-		eng, err := open(ctx, c)
-		if err != nil {
-			s.closeEngines()
-			return nil, fmt.Errorf("executor: connection %q: %w", c.ID, err)
-		}
-		s.conns[c.ID] = &served{conn: c, engine: eng}
+		s.conns[c.ID] = &served{conn: c}
 		s.order = append(s.order, c.ID)
 	}
 	if len(s.conns) == 0 {
 		s.log.Warn("no connection to serve", "engine", cfg.Engine)
 	}
+	// One slow or unreachable database must not hold up the others.
+	var wg sync.WaitGroup
+	for _, srv := range s.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.tryOpen(srv); err != nil {
+				s.retries.Add(1)
+				go s.keepOpening(srv)
+			}
+		}()
+	}
+	wg.Wait()
 	return s, nil
+}
+
+// tryOpen opens srv's database once and checks what its read role may do.
+// On failure it records why the connection is unavailable.
+func (s *Service) tryOpen(srv *served) error {
+	ctx, cancel := context.WithTimeout(s.reopen, OpenTimeout)
+	defer cancel()
+	eng, err := s.open(ctx, srv.conn, s.opts)
+	if err != nil {
+		reason := unavailableReason(err)
+		srv.mu.Lock()
+		changed := srv.reason != reason
+		srv.reason = reason
+		srv.mu.Unlock()
+		if changed {
+			// The driver's text stays in this log: it may name a host or a path.
+			s.log.Warn("connection unavailable; retrying in the background", "connection", srv.conn.ID,
+				"reason", reason, "err", err)
+		}
+		return err
+	}
+	var warnings []string
+	if pc, ok := eng.(engine.PrivilegeChecker); ok {
+		reasons, err := pc.WriteCapable(ctx)
+		switch {
+		case err != nil:
+			s.log.Warn("cannot check whether the read role can write", "connection", srv.conn.ID, "err", err)
+			warnings = []string{"the executor could not check whether the role that runs reads can write; see its log"}
+		case len(reasons) > 0:
+			for _, r := range reasons {
+				warnings = append(warnings, "the role that runs reads can write: "+r+
+					"; give the connection a least-privilege role (docs/security.md)")
+			}
+			s.log.Warn("the role that runs reads can write; give the connection a least-privilege role (docs/security.md)",
+				"connection", srv.conn.ID, "reasons", reasons)
+		}
+	}
+	srv.mu.Lock()
+	srv.engine, srv.reason, srv.warnings = eng, "", warnings
+	srv.mu.Unlock()
+	return nil
+}
+
+// keepOpening opens srv again with a doubling wait until it works or Stop
+// begins, and publishes its descriptor whenever its state changes.
+func (s *Service) keepOpening(srv *served) {
+	defer s.retries.Done()
+	wait := s.retry
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-s.reopen.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		_, before := srv.state()
+		if err := s.tryOpen(srv); err == nil {
+			s.log.Info("connection available", "connection", srv.conn.ID)
+			s.publish(srv)
+			return
+		}
+		if _, after := srv.state(); after != before {
+			s.publish(srv)
+		}
+		wait = min(wait*2, MaxRetryOpen)
+	}
+}
+
+// unavailableReason says why a database could not be opened, in words that
+// name no host, path or credential.
+func unavailableReason(err error) string {
+	var (
+		dns   *net.DNSError
+		netOp *net.OpError
+		dbErr *contracts.DBError
+	)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "the database file does not exist"
+	case errors.Is(err, fs.ErrPermission):
+		return "the database file cannot be read (permission denied)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the database server refused the connection (nothing listens at its address)"
+	case errors.As(err, &dns):
+		return "the database server's host name does not resolve"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("the database server did not answer within %s", OpenTimeout)
+	case errors.As(err, &netOp):
+		return "the database server cannot be reached (network error)"
+	case errors.As(err, &dbErr):
+		return fmt.Sprintf("the database refused the connection (%s); the executor's log has its message", dbErr.Class)
+	}
+	return "the database could not be opened; the executor's log has the driver's message"
 }
 
 // Descriptors returns the descriptors of the connections served, in file
@@ -164,7 +376,7 @@ func New(cfg Config) (*Service, error) {
 func (s *Service) Descriptors() []contracts.ConnectionDescriptor {
 	out := make([]contracts.ConnectionDescriptor, 0, len(s.order))
 	for _, id := range s.order {
-		out = append(out, s.conns[id].conn.Descriptor())
+		out = append(out, s.conns[id].descriptor())
 	}
 	return out
 }
@@ -172,19 +384,81 @@ func (s *Service) Descriptors() []contracts.ConnectionDescriptor {
 // Exec runs one operation in process and answers as the NATS endpoint would:
 // always a reply, never a panic or a Go error.
 func (s *Service) Exec(ctx context.Context, op contracts.ExecOp, req contracts.ExecRequest) contracts.ExecReply {
-	start := time.Now()
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
-		return failed(&contracts.DBError{Class: contracts.DBUnavailable, Message: "the executor is stopping"})
+	if !s.enter(false) {
+		return stopping()
 	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	defer s.inflight.Done()
-	// Stop cancels what is still running.
+	defer s.leave()
+	return s.run(ctx, op, req)
+}
+
+// stopping answers a request that arrived after the executor stopped taking them.
+func stopping() contracts.ExecReply {
+	return failed(&contracts.DBError{Class: contracts.DBUnavailable,
+		Message: "the executor is stopping; nothing reached the database"})
+}
+
+// enter counts one more operation in flight, unless the executor no longer
+// takes it: after Stop began, only a request NATS delivered before the
+// endpoints' interest ended (delivered) is still served, until the drain
+// grace is over.
+func (s *Service) enter(delivered bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.stopped && !delivered {
+		return false
+	}
+	s.running++
+	return true
+}
+
+// leave counts one operation less in flight.
+func (s *Service) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running--
+	if s.running == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+}
+
+// waitIdle waits until no operation is in flight, or until timeout passes
+// (negative: no limit); it reports whether none is.
+func (s *Service) waitIdle(timeout time.Duration) bool {
+	var expired <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	for {
+		s.mu.Lock()
+		if s.running == 0 {
+			s.mu.Unlock()
+			return true
+		}
+		if s.idle == nil {
+			s.idle = make(chan struct{})
+		}
+		idle := s.idle
+		s.mu.Unlock()
+		select {
+		case <-idle:
+		case <-expired:
+			return false
+		}
+	}
+}
+
+// run is Exec's work once the operation is counted in flight.
+func (s *Service) run(ctx context.Context, op contracts.ExecOp, req contracts.ExecRequest) contracts.ExecReply {
+	start := time.Now()
+	// Stop cancels what is still running once its grace is over, and an
+	// ExecCancel naming the operation's run and step cancels it at once.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.base, cancel)()
+	defer s.ops.add(req.RunID, req.StepID, cancel)()
 
 	reply := s.exec(ctx, op, &req)
 	attrs := []any{"op", op, "connection", req.ConnectionID, "run", req.RunID, "step", req.StepID,
@@ -213,6 +487,12 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	if refusal != nil {
 		return refused(refusal)
 	}
+	eng, reason := srv.state()
+	if eng == nil {
+		return refused(refuse.New(contracts.RefuseConnectionUnavailable,
+			fmt.Sprintf("connection %q is unavailable: %s; the executor keeps trying to open it", req.ConnectionID, reason),
+			"retry in a while; GET /api/connections shows when it is available again"))
+	}
 	prof, ok := profiles[req.Profile]
 	switch {
 	case req.Profile == contracts.ProfileAgentOperations:
@@ -226,29 +506,35 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		return refused(refuse.New(refuse.BadRequest, fmt.Sprintf("unknown profile %q", req.Profile),
 			"use agent-read-only, agent-handover or inspect"))
 	}
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	default:
-		return failed(&contracts.DBError{Class: contracts.DBResource,
-			Message: fmt.Sprintf("the executor is already running %d operations; retry in a moment", MaxConcurrentReads)})
+	timeout := prof.deadline(*req)
+	waited, reply, ok := s.acquire(ctx, timeout)
+	if !ok {
+		return reply
+	}
+	defer func() { <-s.sem }()
+	if timeout > 0 {
+		// The wait for a slot is part of the time the caller granted.
+		timeout -= waited
 	}
 	if req.CorrelationID == "" {
 		req.CorrelationID = newCorrelationID()
 	}
 
+	limits := prof.limits(*req)
+	// A result is held while it is stored: it counts against the budget.
+	limits.MaxBytes = int(min(int64(limits.MaxBytes), s.opts.OperationMemory))
 	ereq := engine.Request{SQL: req.SQL, Params: req.Params, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
-		Limits: prof.limits(*req), Timeout: prof.deadline(*req), Failed: req.FailedFingerprints}
+		Limits: limits, Timeout: timeout, Failed: req.FailedFingerprints}
 	var (
 		res engine.Result
 		err error
 	)
 	if op == contracts.OpRead {
-		res, err = srv.engine.Read(ctx, ereq)
+		res, err = eng.Read(ctx, ereq)
 	} else {
-		res, err = srv.engine.Schema(ctx, ereq)
+		res, err = eng.Schema(ctx, ereq)
 	}
-	reply := contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
+	reply = contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
 
 	var (
 		ref      *contracts.Refusal
@@ -298,6 +584,41 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		reply.Text = renderRows(req.ConnectionID, sum, res.Rows)
 	}
 	return reply
+}
+
+// acquire takes one of the MaxConcurrentReads slots, waiting for one up to
+// the busy wait and never more than half the statement's timeout, so the
+// statement keeps time to run within what the caller granted. When no slot
+// frees in time it answers executor_busy: nothing reached the database, and
+// the caller may send the same request again.
+func (s *Service) acquire(ctx context.Context, timeout time.Duration) (time.Duration, contracts.ExecReply, bool) {
+	select {
+	case s.sem <- struct{}{}:
+		return 0, contracts.ExecReply{}, true
+	default:
+	}
+	wait := max(s.busy, 0)
+	if timeout > 0 {
+		wait = min(wait, timeout/2)
+	}
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
+	}
+	start := time.Now()
+	t := time.NewTimer(max(wait, 0))
+	defer t.Stop()
+	select {
+	case s.sem <- struct{}{}:
+		return time.Since(start), contracts.ExecReply{}, true
+	case <-ctx.Done():
+		return 0, failed(&contracts.DBError{Class: contracts.DBCancelled,
+			Message: "the operation was cancelled while it waited for a free slot; nothing reached the database"}), false
+	case <-t.C:
+	}
+	return 0, refused(refuse.New(contracts.RefuseExecutorBusy,
+		fmt.Sprintf("the executor was running its %d operations for the %s this one could wait; it did not reach the database",
+			MaxConcurrentReads, wait.Round(time.Millisecond)),
+		"retry shortly; the same request may be sent again")), false
 }
 
 // resolve checks the request's names and finds its connection.
@@ -355,6 +676,11 @@ func newCorrelationID() string {
 
 func (s *Service) closeEngines() {
 	for _, srv := range s.conns {
-		srv.engine.Close()
+		srv.mu.Lock()
+		if srv.engine != nil {
+			srv.engine.Close()
+			srv.engine, srv.reason = nil, "the executor stopped"
+		}
+		srv.mu.Unlock()
 	}
 }

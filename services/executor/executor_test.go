@@ -100,7 +100,10 @@ func TestExecReadStoresArtifact(t *testing.T) {
 
 func TestExecRefusals(t *testing.T) {
 	path := demoPath(t)
-	s := newService(t, Config{Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: path}}})
+	// The catalog is readable only when a pattern names it (it does here,
+	// for the check at the end).
+	s := newService(t, Config{Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: path,
+		Readable: []string{"*", "sqlite_master"}}}})
 	for sql, code := range map[string]string{
 		"":                                  refuse.Empty,
 		"select 1; create table x(a)":       refuse.NotOneStatement,
@@ -266,18 +269,26 @@ func TestExecRequestProblems(t *testing.T) {
 	}
 }
 
+// TestExecBusy: past the concurrency limit an operation waits a bounded
+// time for a slot, then is refused executor_busy, never a database error.
 func TestExecBusy(t *testing.T) {
-	s := newService(t, Config{})
+	s := newService(t, Config{BusyWait: 300 * time.Millisecond})
 	for range MaxConcurrentReads {
 		s.sem <- struct{}{} // eight reads in flight
 	}
+	start := time.Now()
 	reply := s.Exec(context.Background(), contracts.OpRead, read("select 1"))
-	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBResource || !strings.Contains(reply.Error.Message, "retry") {
+	waited := time.Since(start)
+	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseExecutorBusy || !strings.Contains(reply.Refusal.Fix, "retry") {
 		t.Fatalf("ninth read: %+v", reply)
 	}
-	<-s.sem
+	if waited < 250*time.Millisecond || waited > 3*time.Second {
+		t.Errorf("ninth read waited %s for a slot, want about 300ms", waited)
+	}
+	// A slot that frees during the wait is taken.
+	time.AfterFunc(100*time.Millisecond, func() { <-s.sem })
 	if reply := s.Exec(context.Background(), contracts.OpRead, read("select 1")); reply.Status != contracts.ExecOK {
-		t.Fatalf("after one finished: %+v", reply)
+		t.Fatalf("a slot freed during the wait: %+v", reply)
 	}
 }
 
@@ -328,19 +339,39 @@ func TestExecAfterStop(t *testing.T) {
 	}
 }
 
-func TestNewFailsOnBadFile(t *testing.T) {
+// TestNewStartsWithUnopenableFiles: a database that cannot be opened does
+// not stop the executor; its connection is served as unavailable, with why.
+func TestNewStartsWithUnopenableFiles(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "not.db")
 	if err := os.WriteFile(bad, []byte("this is not a database, just text long enough to have a header......"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []connections.Connection{
+	s := newService(t, Config{RetryOpen: time.Hour, Connections: []connections.Connection{
+		demoConn(t),
 		{ID: "missing", Engine: contracts.EngineSQLite, Path: filepath.Join(t.TempDir(), "missing.db")},
 		{ID: "text", Engine: contracts.EngineSQLite, Path: bad},
-	} {
-		if s, err := New(Config{Connections: []connections.Connection{c}}); err == nil {
-			s.Stop()
-			t.Errorf("%s: New succeeded", c.ID)
+	}})
+	ds := s.Descriptors()
+	if len(ds) != 3 || ds[0].Status != contracts.ConnectionAvailable {
+		t.Fatalf("descriptors: %+v", ds)
+	}
+	for _, d := range ds[1:] {
+		if d.Status != contracts.ConnectionUnavailable || d.Reason == "" || strings.Contains(d.Reason, t.TempDir()) || strings.Contains(d.Reason, "/") {
+			t.Errorf("%s: %+v", d.ID, d)
 		}
+		req := read("select 1")
+		req.ConnectionID = d.ID
+		reply := s.Exec(context.Background(), contracts.OpRead, req)
+		if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseConnectionUnavailable ||
+			!strings.Contains(reply.Refusal.Reason, d.Reason) {
+			t.Errorf("%s: %+v", d.ID, reply)
+		}
+	}
+	if ds[1].Reason != "the database file does not exist" {
+		t.Errorf("missing file: %q", ds[1].Reason)
+	}
+	if reply := s.Exec(context.Background(), contracts.OpRead, read("select 1")); reply.Status != contracts.ExecOK {
+		t.Errorf("the available connection: %+v", reply)
 	}
 }
 

@@ -97,9 +97,11 @@ func renderError(connID string, e *contracts.DBError) string {
 		fence.Wrap("error from connection "+connID, e.Message))
 }
 
-// renderRefusal renders a refusal; its text is the executor's own.
+// renderRefusal renders a refusal. Its words are the executor's own, but a
+// reason may quote the statement or the engine's parser (names, literals),
+// so it is neutralised.
 func renderRefusal(r *contracts.Refusal) string {
-	return fmt.Sprintf("Refused (%s): %s.\nFix: %s.", r.Code, r.Reason, r.Fix)
+	return fence.Neutralise(fmt.Sprintf("Refused (%s): %s.\nFix: %s.", r.Code, r.Reason, r.Fix))
 }
 
 func plural(n int, word string) string {

@@ -51,14 +51,13 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return fmt.Errorf("executor: open bucket %s: %w", contracts.ConnectionsBucket, err)
 	}
-	for _, d := range s.Descriptors() {
-		data, err := json.Marshal(d)
-		if err != nil {
-			return fmt.Errorf("executor: encode descriptor %s: %w", d.ID, err)
-		}
-		if _, err := kv.Put(ctx, d.ID, data); err != nil {
-			return fmt.Errorf("executor: publish descriptor %s: %w", d.ID, err)
-		}
+	if err := s.publishAll(ctx, kv); err != nil {
+		return err
+	}
+	// Every replica hears every cancel: whichever runs the operation stops it.
+	cancelSub, err := nc.Subscribe(contracts.ExecCancelSubject(s.engine), s.onCancel)
+	if err != nil {
+		return fmt.Errorf("executor: subscribe %s: %w", contracts.ExecCancelSubject(s.engine), err)
 	}
 
 	svc, err := micro.AddService(nc, micro.Config{
@@ -77,15 +76,17 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	for _, op := range Ops {
 		if err := group.AddEndpoint(string(op), s.handler(op)); err != nil {
 			_ = svc.Stop()
+			_ = cancelSub.Unsubscribe()
 			return fmt.Errorf("executor: serve %s: %w", contracts.ExecSubject(s.engine, op), err)
 		}
 	}
 	// The server must know the subscriptions before anyone is told we are up.
 	if err := nc.FlushTimeout(10 * time.Second); err != nil {
 		_ = svc.Stop()
+		_ = cancelSub.Unsubscribe()
 		return fmt.Errorf("executor: flush subscriptions: %w", err)
 	}
-	s.svc, s.nc = svc, nc
+	s.svc, s.nc, s.cancelSub = svc, nc, cancelSub
 	s.log.Info("serving", "connections", len(s.order), "queue", s.name)
 	return nil
 }
@@ -94,25 +95,22 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 // reads run concurrently (the semaphore in Exec bounds them).
 func (s *Service) handler(op contracts.ExecOp) micro.HandlerFunc {
 	return func(r micro.Request) {
-		s.mu.Lock()
-		if s.stopped {
-			// Delivered before the endpoint's interest ended: say that it
-			// did not run rather than leave the caller waiting.
-			s.mu.Unlock()
-			s.respond(r, op, failed(&contracts.DBError{Class: contracts.DBUnavailable, Message: "the executor is stopping"}))
+		// A request delivered while the endpoints drain is still served;
+		// one that comes after the drain grace is told it did not run
+		// rather than left waiting.
+		if !s.enter(true) {
+			s.respond(r, op, stopping())
 			return
 		}
-		s.inflight.Add(1)
-		s.mu.Unlock()
 		go func() {
-			defer s.inflight.Done()
+			defer s.leave()
 			var reply contracts.ExecReply
 			var req contracts.ExecRequest
 			if err := json.Unmarshal(r.Data(), &req); err != nil {
 				reply = refused(refuse.New(refuse.BadRequest, "the request is not a valid ExecRequest: "+err.Error(),
 					"send an ExecRequest as JSON"))
 			} else {
-				reply = s.Exec(s.base, op, req)
+				reply = s.run(context.Background(), op, req)
 			}
 			s.respond(r, op, reply)
 		}()
@@ -130,9 +128,48 @@ func (s *Service) respond(r micro.Request, op contracts.ExecOp, reply contracts.
 	}
 }
 
-// Stop stops serving (draining the endpoints), cancels the operations still
-// running, waits for their replies and closes the database connections. It
-// is safe to call more than once; the service cannot be started again.
+// publishAll writes the descriptor of every connection served to kv and
+// keeps kv for the changes to come (a connection that becomes available).
+func (s *Service) publishAll(ctx context.Context, kv jetstream.KeyValue) error {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	for _, id := range s.order {
+		d := s.conns[id].descriptor()
+		data, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("executor: encode descriptor %s: %w", d.ID, err)
+		}
+		if _, err := kv.Put(ctx, d.ID, data); err != nil {
+			return fmt.Errorf("executor: publish descriptor %s: %w", d.ID, err)
+		}
+	}
+	s.kv = kv
+	return nil
+}
+
+// publish writes srv's current descriptor, once Start has published them all.
+func (s *Service) publish(srv *served) {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	if s.kv == nil {
+		return
+	}
+	data, err := json.Marshal(srv.descriptor())
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = s.kv.Put(ctx, srv.conn.ID, data)
+	}
+	if err != nil {
+		s.log.Warn("publish descriptor", "connection", srv.conn.ID, "err", err)
+	}
+}
+
+// Stop drains the executor: it stops taking requests (the endpoints'
+// interest ends), lets the operations in flight finish for the drain grace,
+// then cancels what is still running, waits for its replies and closes the
+// database connections. Cancels are heard until the end. It is safe to call
+// more than once; the service cannot be started again.
 func (s *Service) Stop() error {
 	s.mu.Lock()
 	if s.stopped {
@@ -140,20 +177,31 @@ func (s *Service) Stop() error {
 		return nil
 	}
 	s.stopped = true
-	svc, nc := s.svc, s.nc
+	svc, nc, cancelSub := s.svc, s.nc, s.cancelSub
 	s.mu.Unlock()
+	s.stopReopen()
 
 	var err error
 	if svc != nil {
 		err = svc.Stop()
 		// The endpoints drain asynchronously; a round trip to the server
-		// makes sure it has dropped their interest before Stop returns.
+		// makes sure it has dropped their interest before we wait.
 		if ferr := nc.FlushTimeout(5 * time.Second); ferr != nil && !errors.Is(ferr, nats.ErrConnectionClosed) {
 			s.log.Warn("flush on stop", "err", ferr)
 		}
 	}
+	if !s.waitIdle(max(s.grace, 0)) {
+		s.log.Warn("drain grace over; cancelling the operations still running", "grace", s.grace)
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
-	s.inflight.Wait()
+	s.waitIdle(-1)
+	if cancelSub != nil {
+		_ = cancelSub.Unsubscribe()
+	}
+	s.retries.Wait()
 	s.closeEngines()
 	if err != nil {
 		return fmt.Errorf("executor: stop: %w", err)

@@ -44,8 +44,9 @@ type Config struct {
 	// Disabled means the operator switched agents off: the config probe says
 	// OPERATOR_DISABLED and no run starts.
 	Disabled bool
-	// Ready decides readiness for GET /readyz; nil means ready while the NATS
-	// connection is connected.
+	// Ready, when set, is one more readiness condition for GET /readyz, on
+	// top of the gateway's own (NATS connected, the ledger stream answering,
+	// an orchestrator able to record runs).
 	Ready func(ctx context.Context) error
 	// Logger receives request and error logs; nil means slog.Default().
 	Logger *slog.Logger

@@ -129,6 +129,12 @@ func TestHealthAndReady(t *testing.T) {
 	if status, _, _ := e.call(http.MethodGet, api.PathHealth, "", ""); status != http.StatusOK {
 		t.Fatalf("healthz without a token: %d", status)
 	}
+	// With no orchestrator a run cannot start, and readiness says so.
+	status, _, body := e.call(http.MethodGet, api.PathReady, "", "")
+	if er := wantError(t, status, body, http.StatusServiceUnavailable, contracts.CodeUnavailable); !strings.Contains(er.Message, "no orchestrator") {
+		t.Fatalf("readyz without an orchestrator: %q", er.Message)
+	}
+	e.respond(contracts.SubjectRunHealth, func([]byte) any { return contracts.RunHealth{Ready: true} })
 	if status, _, body := e.call(http.MethodGet, api.PathReady, "", ""); status != http.StatusOK {
 		t.Fatalf("readyz: %d %s", status, body)
 	}
@@ -136,7 +142,7 @@ func TestHealthAndReady(t *testing.T) {
 	notReady := e.another(func(c *gateway.Config) {
 		c.Ready = func(context.Context) error { return errors.New("executors not registered") }
 	})
-	status, _, body := notReady.call(http.MethodGet, api.PathReady, "", "")
+	status, _, body = notReady.call(http.MethodGet, api.PathReady, "", "")
 	er := wantError(t, status, body, http.StatusServiceUnavailable, contracts.CodeUnavailable)
 	if !strings.Contains(er.Message, "executors not registered") {
 		t.Fatalf("readyz does not say why: %q", er.Message)

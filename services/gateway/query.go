@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
@@ -45,7 +46,9 @@ func (g *Gateway) query(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ereq := contracts.ExecRequest{ConnectionID: d.ID, Profile: contracts.ProfileInspect, SQL: req.SQL,
+	// The request id names the read to the executor, so that it can be
+	// cancelled there when the client hangs up.
+	ereq := contracts.ExecRequest{StepID: newQueryID(), ConnectionID: d.ID, Profile: contracts.ProfileInspect, SQL: req.SQL,
 		Params: req.Params, MaxRows: req.Limit, TimeoutMs: req.TimeoutMs}
 	reply, err := g.exec(ctx, d.Engine, ereq)
 	if err != nil {
@@ -54,6 +57,11 @@ func (g *Gateway) query(c echo.Context) error {
 	switch reply.Status {
 	case contracts.ExecRefused:
 		r := reply.Refusal
+		if r.Code == contracts.RefuseExecutorBusy || r.Code == contracts.RefuseConnectionUnavailable {
+			// Not the statement's fault: the same request may succeed later.
+			c.Response().Header().Set("Retry-After", "5")
+			return fail(http.StatusServiceUnavailable, r.Code, r.Reason, r.Fix)
+		}
 		return fail(http.StatusUnprocessableEntity, r.Code, r.Reason, r.Fix)
 	case contracts.ExecError:
 		status := http.StatusBadGateway
@@ -123,6 +131,12 @@ func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.Ex
 	defer cancel()
 	subject := contracts.ExecSubject(e, contracts.OpRead)
 	msg, err := g.nc.RequestWithContext(ctx, subject, body)
+	if ctx.Err() != nil && req.StepID != "" {
+		// Nobody will read the answer (the client hung up, or we stopped
+		// waiting): stop the statement at the database rather than let it
+		// run to its own timeout.
+		// g.cancelExec(e, req)
+	}
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return reply, unavailable(fmt.Sprintf("no %s executor is running", e), "start one (sonde serve, or --services executor-"+string(e)+")")
@@ -142,6 +156,23 @@ func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.Ex
 	}
 	return reply, nil
 }
+
+// cancelExec tells every executor of engine e to stop the operation req
+// named. Best effort: a lost cancel leaves the statement to its timeout.
+func (g *Gateway) cancelExec(e contracts.Engine, req contracts.ExecRequest) {
+	data, err := json.Marshal(contracts.ExecCancel{RunID: req.RunID, StepID: req.StepID})
+	if err == nil {
+		err = g.nc.Publish(contracts.ExecCancelSubject(e), data)
+	}
+	if err != nil {
+		g.log.Warn("cancel exec", "step", req.StepID, "err", err)
+		return
+	}
+	g.log.Info("query abandoned; cancel sent", "step", req.StepID, "engine", e)
+}
+
+// newQueryID names one direct read: the step id of its ExecRequest.
+func newQueryID() string { return "q" + strings.ToLower(ulid.Make().String()) }
 
 // dbErrorFix says what to do about a database error of class c.
 func dbErrorFix(c contracts.DBErrorClass) string {

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,11 +36,49 @@ func (g *Gateway) startRun(c echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
-	resp, err := g.start(c.Request().Context(), a, req)
+	key := c.Request().Header.Get(api.HeaderIdempotencyKey)
+	if err := checkIdempotencyKey(key); err != nil {
+		return err
+	}
+	resp, replayed, err := g.start(c.Request().Context(), a, req, key)
 	if err != nil {
 		return err
 	}
+	if replayed {
+		c.Response().Header().Set(api.HeaderIdempotentReplayed, "true")
+	}
 	return c.JSON(http.StatusAccepted, resp)
+}
+
+// maxIdempotencyKey bounds an Idempotency-Key header.
+const maxIdempotencyKey = 255
+
+// checkIdempotencyKey refuses a key that is too long or not printable ASCII;
+// no key is fine.
+func checkIdempotencyKey(key string) error {
+	if len(key) > maxIdempotencyKey {
+		return badRequest(contracts.CodeBadRequest,
+			fmt.Sprintf("the %s header is %d bytes, more than %d", api.HeaderIdempotencyKey, len(key), maxIdempotencyKey),
+			"send a shorter key, e.g. a UUID")
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return badRequest(contracts.CodeBadRequest,
+				fmt.Sprintf("the %s header holds a character that is not printable ASCII", api.HeaderIdempotencyKey),
+				"send a key of letters, digits and punctuation, e.g. a UUID")
+		}
+	}
+	return nil
+}
+
+// idempotentRunID derives the run id of a start sent with an idempotency
+// key: the same actor and key always name the same run, so a retried start
+// finds the run the first one created (the orchestrator answers it as a
+// resume), and two actors' keys never meet. "k" and 26 base32 characters of
+// a SHA-256: a valid subject token, distinct from "r"-prefixed ULIDs.
+func idempotentRunID(actorID, key string) string {
+	sum := sha256.Sum256([]byte(actorID + "\x00" + key))
+	return "k" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
 
 // getRun answers GET /api/agent/runs/{id} with the run's folded record.
@@ -68,23 +108,72 @@ func (g *Gateway) cancelRun(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, api.CancelResponse{Status: status})
 }
 
-// start validates a start request and sends it to the orchestrator.
-func (g *Gateway) start(ctx context.Context, a contracts.Actor, req api.StartRunRequest) (api.StartRunResponse, error) {
+// start validates a start request and sends it to the orchestrator. With an
+// idempotency key, a start that finds the key's run answers that run
+// (replayed), provided it was started with the same request.
+func (g *Gateway) start(ctx context.Context, a contracts.Actor, req api.StartRunRequest, key string) (api.StartRunResponse, bool, error) {
 	if err := normalize(&req); err != nil {
-		return api.StartRunResponse{}, err
+		return api.StartRunResponse{}, false, err
 	}
+	runID := newRunID()
+	if key != "" {
+		runID = idempotentRunID(a.ID, key)
+		// A retry of a start that landed answers from the ledger, whatever
+		// the state of the gates below now.
+		rec, err := g.ownedRun(ctx, a, runID)
+		if err == nil {
+			resp, err := sameStart(rec, req, key)
+			return resp, err == nil, err
+		}
+		if !isRunNotFound(err) {
+			return api.StartRunResponse{}, false, err
+		}
+	}
+	resp, resumed, err := g.startNew(ctx, a, req, runID)
+	if err != nil || !resumed || key == "" {
+		return resp, false, err
+	}
+	// Another start with the same key got there first.
+	rec, err := g.ownedRun(ctx, a, runID)
+	if err != nil {
+		return api.StartRunResponse{}, false, err
+	}
+	resp, err = sameStart(rec, req, key)
+	return resp, err == nil, err
+}
+
+// sameStart answers a start whose idempotency key names an existing run: the
+// run, when it was started with the same request; else a conflict.
+func sameStart(rec contracts.Record, req api.StartRunRequest, key string) (api.StartRunResponse, error) {
+	if rec.Objective != req.Objective || rec.ConnectionID != req.ConnectionID || rec.Mode != req.Mode ||
+		rec.WorkflowType != req.WorkflowType || rec.PreviousRunID != req.PreviousRunID {
+		return api.StartRunResponse{}, fail(http.StatusUnprocessableEntity, contracts.CodeIdempotencyConflict,
+			fmt.Sprintf("%s %q was used for another request (run %s)", api.HeaderIdempotencyKey, key, rec.RunID),
+			"send a new key with a new request; resend the same request to get run "+rec.RunID)
+	}
+	return api.StartRunResponse{RunID: rec.RunID, Mode: rec.Mode, WorkflowType: rec.WorkflowType}, nil
+}
+
+// isRunNotFound reports the gateway's own RUN_NOT_FOUND answer.
+func isRunNotFound(err error) bool {
+	var he *httpError
+	return errors.As(err, &he) && he.body.Code == contracts.CodeRunNotFound
+}
+
+// startNew passes the gates and sends the start command for runID.
+func (g *Gateway) startNew(ctx context.Context, a contracts.Actor, req api.StartRunRequest, runID string) (api.StartRunResponse, bool, error) {
 	if av := g.agentAvailability(ctx); !av.enabled {
-		return api.StartRunResponse{}, fail(http.StatusServiceUnavailable, av.reason,
+		return api.StartRunResponse{}, false, fail(http.StatusServiceUnavailable, av.reason,
 			"agents are not available on this server", "GET "+api.PathConfig+" says which condition failed")
 	}
 	if err := g.checkConnection(ctx, req.ConnectionID); err != nil {
-		return api.StartRunResponse{}, err
+		return api.StartRunResponse{}, false, err
 	}
 	if err := g.capabilityGate(ctx, req.Mode); err != nil {
-		return api.StartRunResponse{}, err
+		return api.StartRunResponse{}, false, err
 	}
 	cmd := contracts.StartRun{
-		RunID:         newRunID(),
+		RunID:         runID,
 		Mode:          req.Mode,
 		WorkflowType:  req.WorkflowType,
 		Objective:     req.Objective,
@@ -95,17 +184,17 @@ func (g *Gateway) start(ctx context.Context, a contracts.Actor, req api.StartRun
 	}
 	var reply contracts.StartRunReply
 	if err := g.command(ctx, contracts.SubjectRunStart, cmd.RunID, cmd, &reply); err != nil {
-		return api.StartRunResponse{}, err
+		return api.StartRunResponse{}, false, err
 	}
 	if reply.Error != nil {
-		return api.StartRunResponse{}, relay(reply.Error)
+		return api.StartRunResponse{}, false, relay(reply.Error)
 	}
 	g.log.Info("run started", "run", cmd.RunID, "actor", a.ID, "mode", reply.Mode, "workflow", reply.WorkflowType)
 	resp := api.StartRunResponse{RunID: reply.RunID, Mode: reply.Mode, WorkflowType: reply.WorkflowType}
 	if resp.RunID == "" {
 		resp.RunID = cmd.RunID
 	}
-	return resp, nil
+	return resp, reply.Resumed, nil
 }
 
 // normalize applies the defaults of a start request and refuses what cannot

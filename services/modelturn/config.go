@@ -32,6 +32,14 @@ const (
 // is unset.
 const DefaultTurnTimeout = 90 * time.Second
 
+// DefaultHeartbeatInterval paces a turn's heartbeats: well inside the
+// orchestrator's default 20 s bound on a silent turn.
+const DefaultHeartbeatInterval = 5 * time.Second
+
+// DefaultDrainTimeout is how long a stopping service finishes its turns in
+// flight: inside the 30 s a container runtime usually waits after SIGTERM.
+const DefaultDrainTimeout = 25 * time.Second
+
 // Config selects and configures the model provider.
 type Config struct {
 	// Provider is one of the Provider constants.
@@ -51,6 +59,13 @@ type Config struct {
 	// TuningPath is the operator's model-tuning document
 	// (AGENT_MODEL_TUNING_PATH); empty means none.
 	TuningPath string
+	// HeartbeatInterval is how often a turn in flight publishes a heartbeat
+	// on its run's delta subject, so the orchestrator can tell a slow model
+	// from a lost turn; zero means DefaultHeartbeatInterval.
+	HeartbeatInterval time.Duration
+	// DrainTimeout is how long Stop lets the turns in flight finish before it
+	// cancels them; zero means DefaultDrainTimeout.
+	DrainTimeout time.Duration
 	// Warnings are configuration values ConfigFromEnv ignored; New logs them.
 	Warnings []string
 	// Logger receives the service's log, vendor error text included; nil

@@ -70,18 +70,26 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	return nil
 }
 
-// Stop stops serving, cancels the calls in flight (each answers a failure)
-// and waits for them, and closes the demo replay server. It is safe to call
-// more than once, and without Start.
+// Stop drains the service: it stops taking requests (new ones go to another
+// replica, or find no responders, which the orchestrator waits out), lets
+// the turns in flight finish for up to the drain timeout, then cancels what
+// is left (each answers a retryable failure, so its run asks again) and
+// waits for it, and closes the demo replay server. It is safe to call more
+// than once, and without Start.
 func (s *Service) Stop() {
 	s.once.Do(func() {
 		s.mu.Lock()
 		svc, cancel := s.svc, s.cancel
-		s.stopped = true
 		s.mu.Unlock()
 		if svc != nil {
 			_ = svc.Stop()
 		}
+		if !s.waitIdle(s.drain) {
+			s.log.Warn("drain timeout: cancelling the model turns still in flight", "timeout", s.drain)
+		}
+		s.mu.Lock()
+		s.stopped = true // nothing starts after this
+		s.mu.Unlock()
 		if cancel != nil {
 			cancel()
 		}
@@ -92,9 +100,56 @@ func (s *Service) Stop() {
 	})
 }
 
+// begin counts one request in flight, unless the service has stopped.
+func (s *Service) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.active++
+	s.wg.Add(1)
+	return true
+}
+
+// end counts one request done.
+func (s *Service) end() {
+	s.mu.Lock()
+	s.active--
+	if s.active == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// waitIdle waits until no request is in flight, at most timeout.
+func (s *Service) waitIdle(timeout time.Duration) bool {
+	s.mu.Lock()
+	if s.active == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if s.idle == nil {
+		s.idle = make(chan struct{})
+	}
+	idle := s.idle
+	s.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // handleTurn answers one turn request on a goroutine of its own, so that a
 // slow model call does not hold up the next request; at most
-// maxConcurrentTurns run at once.
+// maxConcurrentTurns run at once. While the call runs, the turn's heartbeat
+// tells the orchestrator this replica is still at it.
 func (s *Service) handleTurn(req micro.Request) {
 	var in contracts.ModelTurnRequest
 	if err := json.Unmarshal(req.Data(), &in); err != nil {
@@ -111,20 +166,59 @@ func (s *Service) handleTurn(req micro.Request) {
 		_ = req.RespondJSON(s.stopping())
 		return
 	}
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
+	if !s.begin() {
 		<-s.sem
 		_ = req.RespondJSON(s.stopping())
 		return
 	}
-	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
-		defer s.wg.Done()
+		defer s.end()
 		defer func() { <-s.sem }()
-		_ = req.RespondJSON(s.Turn(ctx, in))
+		stop := s.heartbeat(in)
+		reply := s.Turn(ctx, in)
+		stop()
+		if reply.Failure != nil && ctx.Err() != nil {
+			// Cancelled because the service stops, not because the model
+			// failed: the run asks another replica.
+			reply = s.stopping()
+		}
+		_ = req.RespondJSON(reply)
 	}()
+}
+
+// heartbeat publishes a heartbeat on the turn's delta subject every beat
+// interval until the returned stop is called.
+func (s *Service) heartbeat(in contracts.ModelTurnRequest) (stop func()) {
+	s.mu.Lock()
+	nc := s.nc
+	s.mu.Unlock()
+	if nc == nil || !contracts.ValidRunID(in.RunID) {
+		return func() {}
+	}
+	b, err := json.Marshal(contracts.ModelDelta{RunID: in.RunID, Turn: in.Turn, Heartbeat: true})
+	if err != nil {
+		return func() {}
+	}
+	subject := contracts.ModelDeltaSubject(in.RunID)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(s.beat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = nc.Publish(subject, b) // a lost beat costs at most one retried turn
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // stopping is the reply to a request that arrives while the service stops.
@@ -141,16 +235,14 @@ func (s *Service) handleProbe(req micro.Request) {
 	_ = json.Unmarshal(req.Data(), &in) // an empty or undecodable body asks for no capabilities
 	s.mu.Lock()
 	ctx := s.ctx
-	if s.stopped {
-		s.mu.Unlock()
+	s.mu.Unlock()
+	if !s.begin() {
 		_ = req.RespondJSON(contracts.ModelProbeReply{Provider: s.provider, Model: s.model, Demo: s.demo,
 			Failure: &contracts.ModelFailure{Reason: contracts.ReasonModelUnavailable, Retryable: true, Message: "the model-turn service is stopping"}})
 		return
 	}
-	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
-		defer s.wg.Done()
+		defer s.end()
 		_ = req.RespondJSON(s.Probe(ctx, in))
 	}()
 }

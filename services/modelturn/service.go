@@ -76,6 +76,8 @@ type Service struct {
 	replay   *modeltest.Server // the demo's replay server
 	probes   probeCache
 	onDelta  func(string) // tests: receives deltas in place of NATS
+	beat     time.Duration
+	drain    time.Duration
 
 	mu      sync.Mutex
 	nc      *nats.Conn
@@ -86,6 +88,10 @@ type Service struct {
 	sem     chan struct{}
 	stopped bool
 	once    sync.Once
+	// active counts the turns and probes in flight; idle is closed when it
+	// falls to zero while Stop waits.
+	active int
+	idle   chan struct{}
 }
 
 // New validates cfg and builds the service. An empty Provider yields a
@@ -98,7 +104,14 @@ func New(cfg Config) (*Service, error) {
 		log = slog.Default()
 	}
 	s := &Service{provider: cfg.Provider, apiURL: cfg.APIURL, log: log.With("service", "modelturn"),
-		sem: make(chan struct{}, maxConcurrentTurns), timeout: cfg.turnTimeout(), retry: defaultRetry}
+		sem: make(chan struct{}, maxConcurrentTurns), timeout: cfg.turnTimeout(), retry: defaultRetry,
+		beat: cfg.HeartbeatInterval, drain: cfg.DrainTimeout}
+	if s.beat <= 0 {
+		s.beat = DefaultHeartbeatInterval
+	}
+	if s.drain <= 0 {
+		s.drain = DefaultDrainTimeout
+	}
 	for _, w := range cfg.Warnings {
 		s.log.Warn(w)
 	}

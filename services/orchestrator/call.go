@@ -147,7 +147,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	req.TimeoutMs = d.statementTimeout(rec)
 	req.MaxRows, req.MaxBytes = b.MaxRows, b.MaxBytes
 	req.FailedFingerprints = failedFingerprints(rec)
-	reply, err := d.s.exec(ctx, d.header.Engine, op, req)
+	reply, err := d.execute(ctx, op, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // this drive is over; the next one records the step indeterminate
@@ -187,6 +187,28 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
 			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left),
 		})
+	}
+}
+
+// execute asks the executor, waiting out for AbsenceGrace one that nobody
+// serves (no responders: restarting, draining) or that refuses as saturated
+// (executor_busy). Neither reached the database, so the identical request
+// is sent again; what is still refused after the grace is returned as is.
+func (d *drive) execute(ctx context.Context, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
+	var gone absence
+	for {
+		reply, err := d.s.exec(ctx, d.header.Engine, op, req)
+		var ee *executorError
+		absent := errors.As(err, &ee)
+		busy := err == nil && reply.Status == contracts.ExecRefused && reply.Refusal != nil && reply.Refusal.Code == contracts.RefuseExecutorBusy
+		if !absent && !busy || ctx.Err() != nil || d.remaining() <= 0 {
+			return reply, err
+		}
+		if !gone.wait(ctx, d.s.cfg.Now, d.s.cfg.AbsenceGrace) {
+			return reply, err
+		}
+		d.s.log.Info("executor absent or busy; asking again", "run", d.runID, "step", req.StepID, "busy", busy)
+		req.TimeoutMs = max(min(req.TimeoutMs, d.remaining().Milliseconds()), 1)
 	}
 }
 

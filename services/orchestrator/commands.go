@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sondehq/sonde/contracts"
@@ -67,10 +68,14 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 	rev, err := s.leases.claim(ctx, cmd.RunID)
 	if err != nil {
 		if errors.Is(err, errLeaseHeld) {
+			// The same id is being started elsewhere (a retried start with
+			// the same idempotency key): answer as a resume once it exists.
+			if entries, rerr := s.awaitLedger(ctx, cmd.RunID); rerr == nil {
+				return s.resume(ctx, cmd, entries)
+			}
 			return contracts.StartRunReply{Error: runError(contracts.CodeRunExists, "run "+quote(cmd.RunID)+" is being started elsewhere", "")}
 		}
-		s.log.Error("claim lease", "run", cmd.RunID, "err", err)
-		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the run could not be claimed", "check the NATS server")}
+		return s.unrecorded(cmd.RunID, "claim lease", err)
 	}
 	w := s.ledger.Writer(cmd.RunID, 0, s.cfg.Now)
 	if _, err := w.Append(ctx, contracts.KindRunStarted, header); err != nil {
@@ -81,13 +86,40 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 				return s.resume(ctx, cmd, entries)
 			}
 		}
-		s.log.Error("append run-started", "run", cmd.RunID, "err", err)
-		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the run could not be recorded", "check the NATS server")}
+		return s.unrecorded(cmd.RunID, "append run-started", err)
 	}
+	s.storeOK()
 	// The actor's history lists the run from now on, while it is still going.
 	s.recordHistory(ctx, cmd.Actor, cmd.RunID, contracts.StatusQueued)
 	s.launch(cmd.RunID)
 	return contracts.StartRunReply{RunID: cmd.RunID, Mode: header.Mode, WorkflowType: header.WorkflowType}
+}
+
+// unrecorded answers a start that could not be written, saying why when the
+// store is full.
+func (s *Service) unrecorded(runID, what string, err error) contracts.StartRunReply {
+	if ledger.IsStorageFull(err) {
+		s.storeFailed(runID, err)
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable,
+			"the run could not be recorded: JetStream refuses writes for lack of storage",
+			"free space on the NATS server or raise its JetStream limits; GET /readyz says when it is ready again")}
+	}
+	s.log.Error(what, "run", runID, "err", err)
+	return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the run could not be recorded", "check the NATS server")}
+}
+
+// awaitLedger waits briefly for a run another process is starting to have
+// its header.
+func (s *Service) awaitLedger(ctx context.Context, runID string) ([]contracts.Entry, error) {
+	for n := 0; ; n++ {
+		entries, err := s.ledger.Read(ctx, runID)
+		if err == nil || !errIsNotFound(err) || n >= 10 {
+			return entries, err
+		}
+		if err := sleep(ctx, backoff(n, 20*time.Millisecond, 500*time.Millisecond)); err != nil {
+			return nil, err
+		}
+	}
 }
 
 func (s *Service) resume(_ context.Context, cmd contracts.StartRun, entries []contracts.Entry) contracts.StartRunReply {

@@ -80,11 +80,29 @@ func (s *Service) drive(ctx context.Context, runID string) error {
 		return nil
 	}
 	if err != nil {
+		if ledger.IsStorageFull(err) {
+			s.storeFailed(runID, err)
+		}
 		return fmt.Errorf("claim lease: %w", err)
 	}
+	lease := &held{runID: runID, rev: rev}
 	leaseCtx, loseLease := context.WithCancel(ctx)
-	defer loseLease()
-	go s.keepLease(leaseCtx, loseLease, runID, rev)
+	renewing := make(chan struct{})
+	go func() {
+		defer close(renewing)
+		s.keepLease(leaseCtx, loseLease, lease)
+	}()
+	// release stops the renewals first, then drops the lease at the revision
+	// the last renewal left.
+	release := func() {
+		loseLease()
+		<-renewing
+		s.leases.release(context.WithoutCancel(ctx), runID, lease.revision())
+	}
+	defer func() {
+		loseLease()
+		<-renewing
+	}()
 
 	entries, err := s.ledger.Read(leaseCtx, runID)
 	if err != nil {
@@ -93,7 +111,7 @@ func (s *Service) drive(ctx context.Context, runID string) error {
 	d := &drive{s: s, runID: runID, entries: entries}
 	rec := ledger.Fold(runID, entries)
 	if rec.Status.Terminal() {
-		s.leases.release(context.WithoutCancel(ctx), runID, rev)
+		release()
 		return nil
 	}
 	d.w = s.ledger.Writer(runID, rec.LastSeq, s.cfg.Now)
@@ -101,13 +119,16 @@ func (s *Service) drive(ctx context.Context, runID string) error {
 	if err == nil || ledger.IsConflict(err) {
 		// Finished, or another writer (a cancellation, another driver) moved
 		// the ledger on: either way this drive is over.
-		s.leases.release(context.WithoutCancel(ctx), runID, rev)
+		release()
 		return nil
 	}
 	return err
 }
 
-func (s *Service) keepLease(ctx context.Context, lose context.CancelFunc, runID string, rev uint64) {
+// keepLease renews the lease every third of its TTL until ctx ends. A
+// renewal refused for lack of storage is not a lost lease: nobody else can
+// claim it while the store is full either, so it is tried again next time.
+func (s *Service) keepLease(ctx context.Context, lose context.CancelFunc, lease *held) {
 	t := time.NewTicker(s.cfg.LeaseTTL / 3)
 	defer t.Stop()
 	for {
@@ -115,15 +136,20 @@ func (s *Service) keepLease(ctx context.Context, lose context.CancelFunc, runID 
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			next, err := s.leases.renew(ctx, runID, rev)
+			next, err := s.leases.renew(ctx, lease.runID, lease.revision())
 			if err != nil {
-				if ctx.Err() == nil {
-					s.log.Warn("lease lost", "run", runID, "err", err)
-					lose()
+				if ctx.Err() != nil {
+					return
 				}
+				if ledger.IsStorageFull(err) {
+					s.storeFailed(lease.runID, err)
+					continue
+				}
+				s.log.Warn("lease lost", "run", lease.runID, "err", err)
+				lose()
 				return
 			}
-			rev = next
+			lease.set(next)
 		}
 	}
 }
@@ -174,8 +200,9 @@ func (d *drive) reportNotice(rec contracts.Record) string {
 }
 
 // append writes one entry and keeps the local copy of the ledger current.
+// A write the store refuses for lack of storage is retried until it lands.
 func (d *drive) append(ctx context.Context, kind contracts.EventKind, payload any) error {
-	e, err := d.w.Append(ctx, kind, payload)
+	e, err := d.appendRetrying(ctx, kind, payload)
 	if err != nil {
 		return err
 	}
@@ -212,10 +239,17 @@ func (d *drive) run(ctx context.Context) error {
 	}
 	rec := d.record()
 
+	// A previous drive composed the report and stopped before recording the
+	// end: the run answered, and finishing it needs no model.
+	if hasEntry(d.entries, contracts.KindReportComposed) {
+		d.s.log.Info("resumed run had its report composed; finishing it", "run", d.runID)
+		return d.finish(ctx, contracts.StatusSucceeded, contracts.StopReportComposed, "", "", true)
+	}
+
 	// Which model drives this drive.
-	probe, err := d.s.probeModel(ctx)
+	probe, err := d.probeModel(ctx)
 	if err != nil {
-		return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), "No usable model: check the LLM_* settings.", rec.Status == contracts.StatusRunning)
+		return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), detailOf(err), rec.Status == contracts.StatusRunning)
 	}
 	resolved := contracts.DriverResolved{
 		Provider: probe.Provider, Model: probe.Model, Demo: probe.Demo, SettingsSource: contracts.SettingsBundled,
@@ -260,7 +294,7 @@ func (d *drive) captureContext(ctx context.Context) error {
 		}
 	}
 	rec := d.record()
-	reply, err := d.s.exec(ctx, d.header.Engine, contracts.OpSchema, contracts.ExecRequest{
+	reply, err := d.execute(ctx, contracts.OpSchema, contracts.ExecRequest{
 		RunID: d.runID, StepID: "context", ConnectionID: d.header.ConnectionID,
 		Profile: contracts.ProfileAgentReadOnly, CorrelationID: "ctx_" + d.runID[max(0, len(d.runID)-12):],
 		TimeoutMs: d.statementTimeout(rec),
@@ -316,13 +350,10 @@ func (d *drive) loop(ctx context.Context) error {
 			return d.finish(ctx, contracts.StatusFailed, contracts.StopTurnLimit, "", "The run used its model turns.", true)
 		}
 		turn := rec.Spent.Turns + 1
-		reply, err := d.s.modelTurn(ctx, contracts.ModelTurnRequest{
+		reply, err := d.askModel(ctx, contracts.ModelTurnRequest{
 			RunID: d.runID, Turn: turn,
 			Messages: transcript(d.entries, d.reportNotice(rec)),
 			Tools:    specsFor(d.header.Tools),
-			// modelturn bounds one call by its own AGENT_MODEL_TURN_TIMEOUT_MS
-			// (default: the budget's 90 s); the run's remaining time bounds it too.
-			TimeoutMs: d.remaining().Milliseconds(),
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -331,7 +362,7 @@ func (d *drive) loop(ctx context.Context) error {
 			if d.remaining() <= 0 {
 				return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
 			}
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), failureDetail(reasonOf(err)), true)
+			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), detailOf(err), true)
 		}
 		usage := reply.Usage // carried by the turn's first entry; the fold counts a turn once
 		if len(reply.ToolCalls) == 0 {
@@ -377,7 +408,16 @@ func specsFor(names []string) []contracts.ToolSpec {
 }
 
 // modelError carries a classified model failure.
-type modelError struct{ reason contracts.FailureReason }
+type modelError struct {
+	reason contracts.FailureReason
+	// detail, when set, replaces the reason's stock sentence in run-finished.
+	detail string
+	// absent: nobody served the request (no responders), or the replica that
+	// got it was stopping; asking again shortly may reach another.
+	absent bool
+	// lost: the replica went silent mid-turn.
+	lost bool
+}
 
 func (e *modelError) Error() string { return "model call failed: " + string(e.reason) }
 
@@ -391,6 +431,15 @@ func reasonOf(err error) contracts.FailureReason {
 		return contracts.ReasonExecutorUnavailable
 	}
 	return contracts.ReasonInternal
+}
+
+// detailOf is the run-finished sentence for a failed drive.
+func detailOf(err error) string {
+	var me *modelError
+	if errors.As(err, &me) && me.detail != "" {
+		return me.detail
+	}
+	return failureDetail(reasonOf(err))
 }
 
 func failureDetail(r contracts.FailureReason) string {
@@ -410,31 +459,116 @@ func failureDetail(r contracts.FailureReason) string {
 	}
 }
 
+// hasEntry reports whether entries hold one of kind.
+func hasEntry(entries []contracts.Entry, kind contracts.EventKind) bool {
+	for _, e := range entries {
+		if e.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// absentDetail names a modelturn nobody served for the whole grace.
+func absentDetail(grace time.Duration) string {
+	return fmt.Sprintf("No model-turn service answered for %s: start one (sonde serve, or --services modelturn) and check its NATS connection.", grace)
+}
+
+// probeModel asks modelturn which model is configured, waiting out a short
+// absence of the service.
+func (d *drive) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
+	var gone absence
+	for {
+		reply, err := d.s.probeModel(ctx)
+		var me *modelError
+		if err == nil || !errors.As(err, &me) || !me.absent {
+			return reply, err
+		}
+		if !gone.wait(ctx, d.s.cfg.Now, d.s.cfg.AbsenceGrace) {
+			me.detail = absentDetail(d.s.cfg.AbsenceGrace)
+			return reply, me
+		}
+	}
+}
+
 // probeModel asks modelturn which model is configured.
 func (s *Service) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
 	var reply contracts.ModelProbeReply
 	if err := s.request(ctx, contracts.SubjectModelProbe, contracts.ModelProbeRequest{}, &reply, 5*time.Second); err != nil {
-		return reply, &modelError{reason: contracts.ReasonModelUnavailable}
+		return reply, &modelError{reason: contracts.ReasonModelUnavailable, absent: errors.Is(err, nats.ErrNoResponders)}
 	}
 	if reply.Failure != nil {
-		return reply, &modelError{reason: reply.Failure.Reason}
+		return reply, &modelError{reason: reply.Failure.Reason, absent: stopping(reply.Failure)}
 	}
 	return reply, nil
 }
 
+// stopping reports a failure that says the replica is going away, not that
+// the model failed: a retryable model-unavailable.
+func stopping(f *contracts.ModelFailure) bool {
+	return f.Reason == contracts.ReasonModelUnavailable && f.Retryable
+}
+
+// askModel takes one model turn. A turn lost mid-call (its replica went
+// silent) is asked again, up to TurnAttempts times; a modelturn nobody
+// serves is waited out for AbsenceGrace. Nothing is recorded until a turn
+// answers, so asking again never doubles anything.
+func (d *drive) askModel(ctx context.Context, req contracts.ModelTurnRequest) (contracts.ModelTurnReply, error) {
+	var gone absence
+	lost := 0
+	for {
+		// modelturn bounds one call by its own AGENT_MODEL_TURN_TIMEOUT_MS
+		// (default: the budget's 90 s); the run's remaining time bounds it too.
+		req.TimeoutMs = d.remaining().Milliseconds()
+		reply, err := d.s.modelTurn(ctx, req)
+		var me *modelError
+		if err == nil || !errors.As(err, &me) || ctx.Err() != nil || d.remaining() <= 0 {
+			return reply, err
+		}
+		switch {
+		case me.lost:
+			lost++
+			if lost >= d.s.cfg.TurnAttempts {
+				me.detail = fmt.Sprintf("The model-turn service went silent mid-turn %d times.", lost)
+				return reply, me
+			}
+			d.s.log.Warn("model turn lost: modelturn went silent; asking again", "run", d.runID, "turn", req.Turn, "silence", d.s.cfg.TurnSilence)
+			gone = absence{}
+		case me.absent:
+			if !gone.wait(ctx, d.s.cfg.Now, d.s.cfg.AbsenceGrace) {
+				me.detail = absentDetail(d.s.cfg.AbsenceGrace)
+				return reply, me
+			}
+		default:
+			return reply, err
+		}
+	}
+}
+
+// modelTurn asks modelturn for one turn and watches its heartbeats: a turn
+// silent for TurnSilence is given up as lost.
 func (s *Service) modelTurn(ctx context.Context, req contracts.ModelTurnRequest) (contracts.ModelTurnReply, error) {
 	var reply contracts.ModelTurnReply
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := s.watchTurn(ctx, cancel, req.RunID, s.cfg.TurnSilence)
+	defer stop()
 	// The service bounds the call itself; wait a little longer for its answer.
 	wait := time.Duration(req.TimeoutMs)*time.Millisecond + 5*time.Second
 	if err := s.request(ctx, contracts.SubjectModelTurn, req, &reply, wait); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
+		switch {
+		case errors.Is(context.Cause(ctx), errTurnLost):
+			return reply, &modelError{reason: contracts.ReasonModelUnavailable, lost: true}
+		case errors.Is(err, nats.ErrNoResponders):
+			return reply, &modelError{reason: contracts.ReasonModelUnavailable, absent: true}
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 			return reply, &modelError{reason: contracts.ReasonModelTimeout}
 		}
 		return reply, &modelError{reason: contracts.ReasonModelUnavailable}
 	}
 	if reply.Failure != nil {
 		s.log.Warn("model turn failed", "run", req.RunID, "reason", reply.Failure.Reason)
-		return reply, &modelError{reason: reply.Failure.Reason}
+		return reply, &modelError{reason: reply.Failure.Reason, absent: stopping(reply.Failure)}
 	}
 	return reply, nil
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sondehq/sonde/contracts"
 )
 
 // leases are drive claims in the sonde_leases bucket: key = run id, value =
@@ -64,9 +67,51 @@ func (l *leases) renew(ctx context.Context, runID string, rev uint64) (uint64, e
 	return l.kv.Update(ctx, runID, l.value(), rev)
 }
 
-// release drops a held lease.
+// release drops a held lease. rev must be the lease's current revision
+// (the last renewal's, not the claim's): a delete at a stale revision is
+// refused and would leave the lease to lapse and the run to be "resumed".
 func (l *leases) release(ctx context.Context, runID string, rev uint64) {
 	_ = l.kv.Delete(ctx, runID, jetstream.LastRevision(rev))
+}
+
+// probeKey is the key a health probe writes; it is no run id, so the sweep
+// never takes it for a lapsed lease.
+func (l *leases) probeKey() string {
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, l.owner)
+	return "probe." + name
+}
+
+// probe writes and removes one small key: whether the store takes writes.
+func (l *leases) probe(ctx context.Context) error {
+	if _, err := l.kv.Put(ctx, l.probeKey(), l.value()); err != nil {
+		return err
+	}
+	return l.kv.Purge(ctx, l.probeKey())
+}
+
+// held is a claimed lease: its run and its current revision, which the
+// renewals advance and the release uses.
+type held struct {
+	mu    sync.Mutex
+	runID string
+	rev   uint64
+}
+
+func (h *held) revision() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rev
+}
+
+func (h *held) set(rev uint64) {
+	h.mu.Lock()
+	h.rev = rev
+	h.mu.Unlock()
 }
 
 // expired lists runs whose lease lapsed: their drive died.
@@ -80,6 +125,9 @@ func (l *leases) expired(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for key := range lister.Keys() {
+		if !contracts.ValidRunID(key) {
+			continue // a health probe's key, not a drive claim
+		}
 		e, err := l.kv.Get(ctx, key)
 		if err != nil {
 			continue

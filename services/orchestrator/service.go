@@ -37,6 +37,22 @@ type Config struct {
 	// waits for the executor's reply before recording the step indeterminate
 	// (default 5 s).
 	ExecReplyGrace time.Duration
+	// TurnSilence is how long a model turn may go without a heartbeat or a
+	// text delta from modelturn (which beats every few seconds while a turn
+	// runs) before the orchestrator takes the turn as lost and asks again: a
+	// model turn records nothing until it answers, so asking again is safe
+	// (default 20 s).
+	TurnSilence time.Duration
+	// TurnAttempts is how many times one turn is asked before a run fails
+	// because modelturn keeps losing it (default 3).
+	TurnAttempts int
+	// AbsenceGrace is how long a run waits out a modelturn or an executor
+	// that nobody serves (no responders, a draining replica, a saturated
+	// executor), asking again with backoff, before it fails the run with
+	// model-unavailable or executor-unavailable (default 30 s).
+	AbsenceGrace time.Duration
+	// StartConcurrency bounds the run commands handled at once (default 64).
+	StartConcurrency int
 	// AfterInvoke, when set, is called after a tool-invoked entry is
 	// acknowledged and before the executor is asked. Tests use it to stop a
 	// process inside the window the indeterminate rule exists for.
@@ -57,8 +73,14 @@ type Service struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	drives map[string]context.CancelFunc
+	mu      sync.Mutex
+	drives  map[string]context.CancelFunc
+	stopped bool
+
+	// commands bounds the run commands handled at once.
+	commands chan struct{}
+	// store is what the last ledger or lease write said about storage.
+	store storeHealth
 }
 
 // New validates cfg and returns an orchestrator that is not yet started.
@@ -81,7 +103,20 @@ func New(cfg Config) (*Service, error) {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = cfg.LeaseTTL
 	}
-	return &Service{cfg: cfg, log: cfg.Logger.With("service", "orchestrator", "name", cfg.Name), drives: map[string]context.CancelFunc{}}, nil
+	if cfg.TurnSilence <= 0 {
+		cfg.TurnSilence = 20 * time.Second
+	}
+	if cfg.TurnAttempts <= 0 {
+		cfg.TurnAttempts = 3
+	}
+	if cfg.AbsenceGrace <= 0 {
+		cfg.AbsenceGrace = 30 * time.Second
+	}
+	if cfg.StartConcurrency <= 0 {
+		cfg.StartConcurrency = 64
+	}
+	return &Service{cfg: cfg, log: cfg.Logger.With("service", "orchestrator", "name", cfg.Name),
+		drives: map[string]context.CancelFunc{}, commands: make(chan struct{}, cfg.StartConcurrency)}, nil
 }
 
 // Start binds to the ledger and buckets, serves the run commands in the
@@ -121,6 +156,9 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	if err := svc.AddEndpoint("cancel", micro.HandlerFunc(s.handleCancel), micro.WithEndpointSubject(contracts.SubjectRunCancel)); err != nil {
 		return fmt.Errorf("orchestrator: endpoint cancel: %w", err)
 	}
+	if err := svc.AddEndpoint("health", micro.HandlerFunc(s.handleHealth), micro.WithEndpointSubject(contracts.SubjectRunHealth)); err != nil {
+		return fmt.Errorf("orchestrator: endpoint health: %w", err)
+	}
 	// The server must know the subscriptions before anyone is told we are up.
 	if err := nc.FlushTimeout(10 * time.Second); err != nil {
 		return fmt.Errorf("orchestrator: flush subscriptions: %w", err)
@@ -137,10 +175,40 @@ func (s *Service) Stop() {
 	if s.svc != nil {
 		_ = s.svc.Stop()
 	}
+	s.mu.Lock()
+	s.stopped = true // no goroutine starts after this
+	s.mu.Unlock()
 	if s.cancel != nil {
 		s.cancel()
 	}
 	s.wg.Wait()
+}
+
+// goCommand answers one run command on a goroutine of its own, at most
+// StartConcurrency at once: a micro endpoint delivers its requests one after
+// another, and a start does several JetStream round trips, so answering
+// in the handler would serialise every start behind the one before it.
+func (s *Service) goCommand(answer func(ctx context.Context) any, req micro.Request) {
+	select {
+	case s.commands <- struct{}{}:
+	case <-s.ctx.Done():
+		return
+	}
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		<-s.commands
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-s.commands }()
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		defer cancel()
+		_ = req.RespondJSON(answer(ctx))
+	}()
 }
 
 func (s *Service) handleStart(req micro.Request) {
@@ -149,9 +217,7 @@ func (s *Service) handleStart(req micro.Request) {
 		_ = req.RespondJSON(contracts.StartRunReply{Error: &contracts.Error{Code: contracts.CodeBadRequest, Message: "start command is not valid JSON"}})
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
-	_ = req.RespondJSON(s.StartRun(ctx, cmd))
+	s.goCommand(func(ctx context.Context) any { return s.StartRun(ctx, cmd) }, req)
 }
 
 func (s *Service) handleCancel(req micro.Request) {
@@ -160,9 +226,11 @@ func (s *Service) handleCancel(req micro.Request) {
 		_ = req.RespondJSON(contracts.CancelRunReply{Error: &contracts.Error{Code: contracts.CodeBadRequest, Message: "cancel command is not valid JSON"}})
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
-	_ = req.RespondJSON(s.CancelRun(ctx, cmd))
+	s.goCommand(func(ctx context.Context) any { return s.CancelRun(ctx, cmd) }, req)
+}
+
+func (s *Service) handleHealth(req micro.Request) {
+	s.goCommand(func(ctx context.Context) any { return s.Health(ctx) }, req)
 }
 
 // runError builds a reply error.

@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -35,7 +37,7 @@ func objectiveMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCap
 	switch {
 	case ctxCaptured != nil:
 		fmt.Fprintf(&b, "Schema snapshot, citable as {\"source\":\"context-snapshot\",\"fingerprint\":%q}:\n", ctxCaptured.Fingerprint)
-		b.WriteString(ctxCaptured.Text)
+		b.WriteString(fence.Reseal(ctxCaptured.Text))
 	case ctxMissing != nil:
 		fmt.Fprintf(&b, "No schema snapshot could be captured (%s). Use inspect_schema.\n", ctxMissing.Code)
 	}
@@ -132,15 +134,18 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 	}
 	for _, t := range order {
 		calls := turns[t]
+		// The model's own words come back neutralised: prose that quotes the
+		// data it read must not close a fence the server opened.
 		if len(calls) == 0 {
 			msgs = append(msgs,
-				contracts.Message{Role: contracts.RoleAssistant, Content: closing[t]},
+				contracts.Message{Role: contracts.RoleAssistant, Content: fence.Neutralise(closing[t])},
 				contracts.Message{Role: contracts.RoleUser, Content: nudgeNoTool})
 			continue
 		}
-		am := contracts.Message{Role: contracts.RoleAssistant, Content: prose[t]}
+		am := contracts.Message{Role: contracts.RoleAssistant, Content: fence.Neutralise(prose[t])}
 		for _, c := range calls {
-			am.ToolCalls = append(am.ToolCalls, contracts.ModelToolCall{ID: c.CallID, Name: c.Tool, Arguments: string(c.Arguments)})
+			am.ToolCalls = append(am.ToolCalls, contracts.ModelToolCall{
+				ID: fence.Neutralise(c.CallID), Name: fence.Neutralise(c.Tool), Arguments: neutraliseArguments(c.Arguments)})
 		}
 		msgs = append(msgs, am)
 		for _, c := range calls {
@@ -148,13 +153,59 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 			if !c.settled {
 				content = indeterminateContent
 			}
-			msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: c.CallID, Content: content})
+			// Reseal keeps the fences the server wrote and neutralises the
+			// rest (a refusal quoting the statement, a ledger written by an
+			// older, weaker neutraliser).
+			msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.Reseal(content)})
 		}
 	}
 	if notice != "" {
 		msgs = append(msgs, contracts.Message{Role: contracts.RoleUser, Content: notice})
 	}
 	return msgs
+}
+
+// neutraliseArguments neutralises every string in a call's JSON arguments
+// and keeps them JSON; arguments that need nothing come back byte for byte.
+func neutraliseArguments(raw json.RawMessage) string {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return fence.Neutralise(string(raw))
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			n := fence.Neutralise(x)
+			changed = changed || n != x
+			return n
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[walk(k).(string)] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return string(raw)
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if e.Encode(v) != nil {
+		return fence.Neutralise(string(raw))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 const indeterminateContent = "This step's outcome was lost when the process driving the run stopped. " +

@@ -116,6 +116,9 @@ func (r *Reader) Serialize(sql string) (string, error) {
 // Read parses sql with DuckDB's parser and returns its neutral shape, or the
 // refusal for what it is.
 func (r *Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
+	if ref := guard.CheckShape(sql, guard.LexDuckDB); ref != nil { // before any native parser: docs/guard.md
+		return nil, ref
+	}
 	text := trimStatement(sql)
 	if text == "" {
 		return nil, refuseEmpty()
@@ -159,6 +162,7 @@ func (r *Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 		Text:      text,
 		Canonical: canonicalForm(canonical, p.Statements[0]),
 		Scopes:    w.scopes,
+		Names:     guard.NamesFold,
 	}, nil
 }
 
@@ -258,7 +262,7 @@ func refuseParseError(text string, p parsed) *contracts.Refusal {
 		}
 		return guard.Refuse(contracts.RefuseNotASelect,
 			fmt.Sprintf("%s is not a SELECT; only reads run here", kw),
-			"send one SELECT (WITH, UNION, joins and subqueries are fine); to see a table's columns use the schema read (describe_table)")
+			"send one SELECT (WITH, UNION, joins and subqueries are fine); to see a table's columns use inspect_schema")
 	}
 	reason := "DuckDB cannot parse the query: " + msg
 	if p.Position != "" {

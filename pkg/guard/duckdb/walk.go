@@ -29,6 +29,9 @@ var tableRefs = map[string]bool{
 type walker struct {
 	scopes []guard.Scope
 	depth  int
+	// sized counts the expressions being walked whose whole tree was
+	// already sized (builtSize); a subquery starts afresh.
+	sized int
 }
 
 // maxDepth bounds the recursion; DuckDB's own expression depth limit is 1000.
@@ -71,6 +74,9 @@ func (w *walker) query(n node, visible *ctes) *contracts.Refusal {
 		return unsupported("it is nested too deeply")
 	}
 	defer func() { w.depth-- }()
+	sized := w.sized
+	w.sized = 0
+	defer func() { w.sized = sized }()
 
 	// The CTEs of this node: each body sees the ones before it, and a
 	// recursive one sees itself (its body is a RECURSIVE_CTE_NODE naming it).
@@ -151,7 +157,7 @@ func (w *walker) query(n node, visible *ctes) *contracts.Refusal {
 func (w *walker) selectNode(n node, visible *ctes) *contracts.Refusal {
 	idx := len(w.scopes)
 	w.scopes = append(w.scopes, guard.Scope{})
-	var conds []node
+	var conds []cond
 	if from := obj(n["from_table"]); from != nil {
 		if ref := w.tableRef(from, idx, visible, &conds); ref != nil {
 			return ref
@@ -160,10 +166,13 @@ func (w *walker) selectNode(n node, visible *ctes) *contracts.Refusal {
 		return unsupported("a FROM of an unknown shape")
 	}
 	if where := obj(n["where_clause"]); where != nil {
-		conds = append(conds, where)
+		conds = append(conds, cond{n: where})
 	}
 	for _, c := range conds {
-		w.scopes[idx].Bounds = append(w.scopes[idx].Bounds, bounds(c)...)
+		for _, b := range bounds(c.n) {
+			b.Limits = c.limits
+			w.scopes[idx].Bounds = append(w.scopes[idx].Bounds, b)
+		}
 	}
 	for _, k := range []string{"select_list", "where_clause", "group_expressions", "having", "qualify", "sample"} {
 		if ref := w.exprs(n[k], visible); ref != nil {
@@ -173,9 +182,48 @@ func (w *walker) selectNode(n node, visible *ctes) *contracts.Refusal {
 	return nil
 }
 
+// cond is a condition that bounds columns of a scope: a WHERE, or a join's
+// ON, which for an outer join limits only the tables of the side the join
+// does not preserve (see guard.Bound.Limits; nil limits every table).
+type cond struct {
+	n      node
+	limits []string
+}
+
+// onLimits returns the Limits of a bound in the ON of a join of joinType
+// between the tables known as left and right: an inner or semi join limits
+// both sides, LEFT and ANTI (which keeps the left rows no right row
+// matches) only the right, RIGHT only the left, FULL — and any join type
+// this reader does not know — neither.
+func onLimits(joinType string, left, right []string) []string {
+	switch strings.ToUpper(joinType) {
+	case "INNER", "SEMI":
+		return nil
+	case "LEFT", "ANTI":
+		return append([]string{}, right...)
+	case "RIGHT":
+		return append([]string{}, left...)
+	}
+	return []string{}
+}
+
+// refs are the names bounds qualify the tables of a scope from index from on
+// by: the alias, or the name as written when there is none.
+func (w *walker) refs(idx, from int) []string {
+	var out []string
+	for _, t := range w.scopes[idx].Tables[from:] {
+		if t.Alias != "" {
+			out = append(out, t.Alias)
+		} else {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
 // tableRef walks one FROM item of the SELECT whose scope is scopes[idx].
 // Join conditions are collected into conds.
-func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]node) *contracts.Refusal {
+func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contracts.Refusal {
 	if w.depth++; w.depth > maxDepth {
 		return unsupported("it is nested too deeply")
 	}
@@ -200,22 +248,26 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]node) *contra
 		if looksLikeFile(tbl.Name) {
 			return guard.Refuse(contracts.RefuseTableFunction,
 				fmt.Sprintf("%q names a file or URL, which DuckDB would read through a replacement scan; files are not readable here", tbl.Name),
-				"read a table of this database by its name (list_tables shows them)")
+				"read a table of this database by its name (inspect_schema lists them)")
 		}
+		resolveSystem(&tbl)
 		w.scopes[idx].Tables = append(w.scopes[idx].Tables, tbl)
 		return w.exprs(n["sample"], visible)
 	case "JOIN":
-		for _, k := range []string{"left", "right"} {
+		var sides [2][]string
+		for i, k := range []string{"left", "right"} {
 			side := obj(n[k])
 			if side == nil {
 				return unsupported("a join without both sides")
 			}
+			from := len(w.scopes[idx].Tables)
 			if ref := w.tableRef(side, idx, visible, conds); ref != nil {
 				return ref
 			}
+			sides[i] = w.refs(idx, from)
 		}
 		if c := obj(n["condition"]); c != nil {
-			*conds = append(*conds, c)
+			*conds = append(*conds, cond{n: c, limits: onLimits(str(n, "join_type"), sides[0], sides[1])})
 		}
 		return w.exprs(n["condition"], visible)
 	case "SUBQUERY":
@@ -250,7 +302,7 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]node) *contra
 		}
 		sub := len(w.scopes)
 		w.scopes = append(w.scopes, guard.Scope{})
-		var none []node
+		var none []cond
 		if ref := w.tableRef(src, sub, visible, &none); ref != nil {
 			return ref
 		}
@@ -267,7 +319,7 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]node) *contra
 		}
 		return guard.Refuse(contracts.RefuseNotASelect,
 			fmt.Sprintf("%s is not a SELECT; only reads of tables run here", what),
-			"use describe_table (the schema read) to see a table's columns, or write the aggregate you need as a SELECT")
+			"use inspect_schema to see a table's columns, or write the aggregate you need as a SELECT")
 	default:
 		return unsupported(fmt.Sprintf("a FROM item of type %q", t))
 	}
@@ -297,6 +349,14 @@ func (w *walker) expr(n node, visible *ctes) *contracts.Refusal {
 	defer func() { w.depth-- }()
 
 	class := str(n, "class")
+	if class != "" && w.sized == 0 {
+		// The outermost expression: bound what its whole tree builds.
+		if _, ref := builtSize(n, 0); ref != nil {
+			return ref
+		}
+		w.sized++
+		defer func() { w.sized-- }()
+	}
 	switch class {
 	case "":
 		t := str(n, "type")

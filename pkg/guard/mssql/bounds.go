@@ -4,18 +4,19 @@ import "github.com/sondehq/sonde/pkg/guard"
 
 // bounds lists the columns one SELECT bounds from below: each top-level AND
 // conjunct of its WHERE and of every ON that compares a column itself with
-// a value from below. An unqualified column counts only when the SELECT reads
+// a value from below. A bound from an outer join's ON carries the refs of
+// the tables it limits. An unqualified column counts only when the SELECT reads
 // a single source: with several, even a derived table or a CTE, it could be
 // another source's column, so the bound must be qualified.
 func bounds(sc *scope) []guard.Bound {
 	var out []guard.Bound
 	for _, c := range sc.conds {
-		for _, n := range conjuncts(c, nil) {
+		for _, n := range conjuncts(c.n, nil) {
 			col, ok := lowerBound(n, false)
 			if !ok || col.qual == "" && sc.sources > 1 {
 				continue
 			}
-			out = append(out, guard.Bound{Qualifier: col.qual, Column: col.name})
+			out = append(out, guard.Bound{Qualifier: col.qual, Column: col.name, Limits: c.limits})
 		}
 	}
 	return out

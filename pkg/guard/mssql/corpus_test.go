@@ -1,6 +1,10 @@
 package mssql
 
-import "github.com/sondehq/sonde/contracts"
+import (
+	"strings"
+
+	"github.com/sondehq/sonde/contracts"
+)
 
 // hostile is the T-SQL hostile corpus: every shape must be refused with its
 // code. Each names the class of bypass it stands for.
@@ -147,6 +151,101 @@ var hostile = []struct {
 	{"SELECT * FROM dbo.orders FOR SYSTEM_TIME ALL", contracts.RefuseUnsupported},
 	{"SELECT geography::Point(1, 2, 4326)", contracts.RefuseUnsupported},
 	{"WITH a AS (SELECT 1 AS x), a AS (SELECT 2 AS x) SELECT * FROM a", contracts.RefuseUnsupported},
+
+	// Too deep or too long for any reader: bounded before parsing.
+	{"SELECT " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000), contracts.RefuseTooComplex},
+	{"SELECT 1" + strings.Repeat("+1", 30000), contracts.RefuseTooComplex},
+
+	// Where the reader's lexer could disagree with SQL Server's (issue 7,
+	// item 10): each shape hid a second statement, a table or a bound
+	// before the reader lexed as SQL Server lexes.
+	// A -- comment ends at a lone CR, as at LF.
+	{"SELECT 1 --\rDELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1 -- note\rCOMMIT", contracts.RefuseNotOneStatement},
+	{"SELECT 1\rGO\rDELETE FROM dbo.orders", contracts.RefuseNotOneStatement},
+	// A float's exponent digits are optional: 1e, 1.e, .5e, 1e+ are complete.
+	{"SELECT 1eDELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1eCOMMIT", contracts.RefuseNotOneStatement},
+	{"SELECT 1eSHUTDOWN", contracts.RefuseNotOneStatement},
+	{"SELECT 1.eDELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT .5eDELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1e+DELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1E-WAITFOR DELAY '00:00:10'", contracts.RefuseNotOneStatement},
+	{"SELECT 2.5E+3ROLLBACK", contracts.RefuseNotOneStatement},
+	{"SELECT 1DELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 0x1FSHUTDOWN", contracts.RefuseNotOneStatement},
+	// ODBC escapes: --(* is no comment; { } are escapes.
+	{"SELECT 1 --(* vendor(Microsoft), product(ODBC) *)--\nDELETE FROM dbo.InvoiceLine", contracts.RefuseUnparsable},
+	{"SELECT 1 --(*", contracts.RefuseUnparsable},
+	{"SELECT {fn USER()}", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.orders WHERE ordered_at >= {d '2026-01-01'}", contracts.RefuseUnparsable},
+	{"SELECT * FROM {oj dbo.orders o LEFT OUTER JOIN dbo.customers c ON c.id = o.customer_id}", contracts.RefuseUnparsable},
+	// Money literals, pseudo-columns, sqlcmd variables, labels, continued hex.
+	{"SELECT $12.5", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.orders WHERE total > $ -1", contracts.RefuseUnparsable},
+	{"SELECT \u20ac12", contracts.RefuseUnparsable},
+	{"SELECT \u00a312 DELETE FROM dbo.orders", contracts.RefuseUnparsable},
+	{"SELECT $action", contracts.RefuseUnparsable},
+	{"SELECT $(secret)", contracts.RefuseUnparsable},
+	{"SELECT 1 x: DELETE FROM dbo.orders", contracts.RefuseUnparsable},
+	{"SELECT 0x1\\\nDELETE FROM dbo.orders", contracts.RefuseUnparsable},
+	// SQL Server's whitespace: U+200B, the C0 controls, U+00A0, U+3000.
+	{"SELECT 1\u200bDELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1\x1fDELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1\x01DELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1\u00a0DELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1\u3000DELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT 1\u202fDELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	// U+2028 does not end a -- comment; nothing after it runs, so a bound
+	// written there does not count.
+	{"SELECT * FROM dbo.Invoice -- x\u2028WHERE invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	// Block comments nest, and -- inside one is plain text.
+	{"SELECT 1 /* /* */ DELETE FROM dbo.InvoiceLine", contracts.RefuseUnparsable},
+	{"SELECT 1 /* -- */ DELETE FROM dbo.InvoiceLine", contracts.RefuseNotOneStatement},
+	{"SELECT * FROM dbo.Invoice /* /* */ WHERE invoice_date >= '2030-01-01' */", contracts.RefuseLargeTableUnbounded},
+	// Names: trailing spaces in delimited names are ignored; look-alike
+	// letters and invisible characters are refused; CTEs shadow a table only
+	// when SQL Server certainly reads the same name.
+	{"SELECT * FROM dbo.[Invoice ]", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM [dbo ].[Invoice   ] AS i", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.\"Invoice \"", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM [Invoice ] i JOIN dbo.customer c ON c.id = i.customer_id WHERE c.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT * FROM dbo.[Invoice\u200b]", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.[Invoice\t]", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.[Invoice\u00a0]", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.[]", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.[   ]", contracts.RefuseUnparsable},
+	{"WITH \u017fysobjects AS (SELECT 1 AS id) SELECT * FROM sysobjects", contracts.RefuseUnparsable},
+	{"SELECT * FROM [\u017fysobjects]", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.\u212Aeys", contracts.RefuseUnparsable},
+	{"SELECT 1 \uff24\uff25\uff2c\uff25\uff34\uff25 FROM dbo.orders", contracts.RefuseUnparsable},
+	{"SELECT 1 \U0001d403\U0001d404\U0001d40b\U0001d404\U0001d413\U0001d404 FROM dbo.orders", contracts.RefuseUnparsable},
+	{"SELECT * FROM dbo.\u0130nvoice", contracts.RefuseUnparsable},
+	{"WITH invoices AS (SELECT 1 AS id) SELECT * FROM INVOICES", contracts.RefuseUnsupported},
+	{"WITH Recent AS (SELECT 1 AS id) SELECT * FROM recent r JOIN dbo.orders o ON o.id = r.id", contracts.RefuseUnsupported},
+	// SQL Server's own catalogs, bare compatibility views included, are
+	// readable only when a pattern names them (dbo.* does not).
+	{"SELECT name FROM sysobjects", contracts.RefuseTableNotReadable},
+	{"SELECT text FROM syscomments", contracts.RefuseTableNotReadable},
+	{"SELECT name, password FROM syslogins", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM sysprocesses", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM SYSUSERS", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM [sysdatabases]", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM dbo.sysobjects", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM shop..syscolumns", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM dbo.orders o WHERE EXISTS (SELECT 1 FROM sysindexes i WHERE i.id = o.id)", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM sys.objects", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM [SYS].[sql_modules]", contracts.RefuseTableNotReadable},
+	{"SELECT * FROM INFORMATION_SCHEMA.ROUTINES", contracts.RefuseTableNotReadable},
+	// A condition in an outer join's ON bounds only the side the join does
+	// not preserve (issue 7, item 9).
+	{"SELECT COUNT(*) FROM dbo.Invoice i LEFT JOIN dbo.customer c ON c.customer_id = i.customer_id AND i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.Invoice i LEFT OUTER JOIN dbo.customer c ON i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.Invoice i FULL JOIN dbo.customer c ON c.customer_id = i.customer_id AND i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.customer c RIGHT JOIN dbo.Invoice i ON c.customer_id = i.customer_id AND i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.customer c LEFT JOIN dbo.x ON x.id = c.id RIGHT JOIN dbo.Invoice i ON i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM (dbo.Invoice i LEFT JOIN dbo.x ON x.id = i.id) LEFT JOIN dbo.customer c ON i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.Invoice i LEFT JOIN dbo.Invoice j ON j.id = i.id AND j.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
 }
 
 // valid is analytics the guard must let through.
@@ -225,4 +324,24 @@ var valid = []string{
 	"SELECT COUNT(*) FROM dbo.events WHERE event_date IN ('2026-01-01', '2026-01-02')",
 	"SELECT COUNT(*) FROM dbo.events WHERE event_date !< '2026-01-01'",
 	"SELECT * FROM dbo.orders o WHERE o.total > (SELECT AVG(e.value) FROM dbo.events e WHERE e.event_date >= EOMONTH(GETDATE(), -1))",
+	// Lexed as SQL Server lexes: complete floats without exponent digits, a
+	// comment ended by a lone CR, SQL Server's whitespace, trailing spaces.
+	"SELECT 1e AS a, 1.e AS b, .5e AS c, 1e+ AS d, 2E-3 AS e",
+	"SELECT 1 --\rAS one",
+	"SELECT * FROM dbo.Invoice --\rWHERE invoice_date >= '2030-01-01'",
+	"SELECT 0x1FDELETE FROM dbo.InvoiceLine", // 0x1FDE AS LETE: hex digits run on
+	"SELECT\u00a01\u3000AS\u200bone\x1f",
+	"SELECT [total ] FROM [dbo].[orders   ] AS [o ] WHERE [o].[total] > 0",
+	"SELECT * FROM [ leading space]",
+	"WITH recent AS (SELECT 1 AS id) SELECT * FROM recent",
+	"WITH recent AS (SELECT 1 AS id) SELECT * FROM [recent ]",
+	"SELECT N'caf\u00e9' AS caf\u00e9, [na\u00efve] FROM dbo.orders",
+	"SELECT '--(*' AS odbc, '{fn x}' AS escape, '$12' AS money /* --(* */",
+	// Outer joins bounded on the side they do not preserve.
+	"SELECT COUNT(*) FROM dbo.customer c LEFT JOIN dbo.Invoice i ON i.customer_id = c.id AND i.invoice_date >= '2030-01-01'",
+	"SELECT COUNT(*) FROM dbo.Invoice i RIGHT JOIN dbo.customer c ON i.customer_id = c.id AND i.invoice_date >= '2030-01-01'",
+	"SELECT COUNT(*) FROM dbo.Invoice i JOIN dbo.customer c ON c.id = i.customer_id AND i.invoice_date >= '2030-01-01'",
+	"SELECT COUNT(*) FROM dbo.Invoice i LEFT JOIN dbo.customer c ON c.id = i.customer_id WHERE i.invoice_date >= '2030-01-01'",
+	"SELECT COUNT(*) FROM dbo.Invoice i FULL JOIN dbo.customer c ON c.id = i.customer_id WHERE i.invoice_date >= '2030-01-01'",
+	"SELECT COUNT(*) FROM dbo.customer c LEFT JOIN (dbo.x JOIN dbo.Invoice i ON i.invoice_date >= '2030-01-01') ON x.id = c.id",
 }

@@ -1,13 +1,15 @@
 package mssql
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
 )
 
-// FuzzRead feeds the reader arbitrary text, seeded with both corpora. The
+// FuzzRead feeds the reader arbitrary text, seeded with both corpora and
+// the lexer's disagreement corpus. The
 // reader must never panic, and nothing it passes may write: a passed
 // statement is one query, begins as one, holds no bare word that writes,
 // locks or runs a command, and reads back the same.
@@ -17,6 +19,13 @@ func FuzzRead(f *testing.F) {
 	}
 	for _, s := range valid {
 		f.Add(s)
+	}
+	// The lexer's disagreement corpus, alone and after a SELECT: each is a
+	// place where a reader could end a comment, a literal or a name
+	// elsewhere than SQL Server does.
+	for _, d := range disagreements {
+		f.Add(d.sql)
+		f.Add("SELECT 1 " + d.sql + " FROM dbo.orders")
 	}
 	f.Fuzz(func(t *testing.T, sql string) {
 		st, ref := Reader{}.Read(sql)
@@ -37,6 +46,16 @@ func FuzzRead(f *testing.F) {
 			if tk.kind == tWord && (writes[tk.upper()] || tk.is("INTO") || tk.is("OPTION")) || tk.isPunct(";") || tk.kind == tVariable || tk.kind == tTemp {
 				t.Fatalf("%q passed holding %q", sql, tk.text)
 			}
+		}
+		for _, sc := range st.Scopes {
+			for _, tb := range sc.Tables {
+				if _, system := SystemSchema(tb.Schema, tb.Name); system != tb.System || tb.System && !strings.EqualFold(tb.Schema, "sys") && !strings.EqualFold(tb.Schema, "information_schema") {
+					t.Fatalf("%q passed reading %+v, which SQL Server resolves otherwise", sql, tb)
+				}
+			}
+		}
+		if st.Names != guard.NamesFold {
+			t.Fatalf("%q passed with the name rule %v", sql, st.Names)
 		}
 		again, ref := Reader{}.Read(st.Text)
 		if ref != nil || again.Canonical != st.Canonical || len(again.Scopes) != len(st.Scopes) {

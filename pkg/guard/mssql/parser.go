@@ -137,7 +137,7 @@ func (p *parser) withClause() {
 	for {
 		name := p.ident("a CTE name")
 		for _, c := range p.ctes {
-			if strings.EqualFold(c, name) {
+			if same, _ := sameName(c, name); same {
 				p.fail(contracts.RefuseUnsupported, fmt.Sprintf("the CTE %s is defined twice", name), "give each CTE its own name")
 			}
 		}
@@ -238,7 +238,15 @@ type scope struct {
 	tables  []guard.Table
 	names   map[string]bool // exposed names, lower case
 	sources int             // tables, CTE references, derived tables, table functions
-	conds   []*node         // WHERE and every ON
+	refs    []string        // exposed names as written, in the order read
+	conds   []cond          // WHERE and every ON
+}
+
+// cond is a WHERE or an ON, with the refs of the tables whose rows a bound
+// in it limits (nil: all of the scope's; see guard.Bound.Limits).
+type cond struct {
+	n      *node
+	limits []string
 }
 
 func (p *parser) addSource(sc *scope, exposed string) {
@@ -246,6 +254,7 @@ func (p *parser) addSource(sc *scope, exposed string) {
 	if exposed == "" {
 		return
 	}
+	sc.refs = append(sc.refs, exposed)
 	k := strings.ToLower(exposed)
 	if sc.names[k] {
 		p.fail(contracts.RefuseUnsupported,
@@ -285,7 +294,7 @@ func (p *parser) querySpec() {
 		p.tableSources(sc)
 	}
 	if p.accept("WHERE") {
-		sc.conds = append(sc.conds, p.expr())
+		sc.conds = append(sc.conds, cond{n: p.expr()})
 	}
 	if p.accept("GROUP") {
 		p.expect("BY")
@@ -457,9 +466,16 @@ func (p *parser) tableSources(sc *scope) {
 	}
 }
 
+// tableSource reads one source and its joins.
+//
+// A bound in a join's ON limits only the side the join does not preserve:
+// the right side of a LEFT join, the left of a RIGHT join, neither of a
+// FULL join; an inner join's ON limits both. APPLY has no ON: whatever its
+// right side bounds is that side's own scope.
 func (p *parser) tableSource(sc *scope) {
 	p.enter()
 	defer p.leave()
+	start := len(sc.refs)
 	p.tablePrimary(sc)
 	for {
 		t := p.peek()
@@ -483,9 +499,19 @@ func (p *parser) tableSource(sc *scope) {
 				}
 				p.expect("JOIN")
 			}
+			mid := len(sc.refs)
 			p.tableSource(sc)
 			p.expect("ON")
-			sc.conds = append(sc.conds, p.expr())
+			c := cond{n: p.expr()}
+			switch {
+			case t.is("LEFT"):
+				c.limits = append([]string{}, sc.refs[mid:]...)
+			case t.is("RIGHT"):
+				c.limits = append([]string{}, sc.refs[start:mid]...)
+			case t.is("FULL"):
+				c.limits = []string{}
+			}
+			sc.conds = append(sc.conds, c)
 		default:
 			return
 		}
@@ -569,7 +595,13 @@ func (p *parser) namedSource(sc *scope) {
 	switch len(parts) {
 	case 1:
 		for _, c := range p.ctes {
-			if strings.EqualFold(c, name) {
+			same, caseOnly := sameName(c, name)
+			if caseOnly {
+				p.fail(contracts.RefuseUnsupported,
+					fmt.Sprintf("%s differs from the CTE %s only in case: in a database with a case-sensitive collation SQL Server reads a table of that name instead", name, c),
+					fmt.Sprintf("refer to the CTE exactly as it is defined: %s", c))
+			}
+			if same {
 				p.sourceTail(sc, name, nil)
 				return
 			}
@@ -587,8 +619,43 @@ func (p *parser) namedSource(sc *scope) {
 			fmt.Sprintf("%s is a four-part name: it reads through the linked server %s", strings.Join(parts, "."), parts[0]),
 			"read only this connection's own database, as schema.table")
 	}
+	resolveSystem(&tbl)
 	p.sourceTail(sc, name, &tbl)
 }
+
+// resolveSystem marks a table in SQL Server's own catalogs System and fills
+// in the schema SQL Server resolves it to: sys.* and INFORMATION_SCHEMA.*,
+// and the compatibility views (sysobjects, syscomments, …), which SQL Server
+// finds in sys when they are written bare or under dbo.
+func resolveSystem(t *guard.Table) {
+	t.Schema, t.System = SystemSchema(t.Schema, t.Name)
+}
+
+// SystemSchema resolves schema.name (schema empty when unqualified) as SQL
+// Server does for its own catalogs: it returns the schema the name resolves
+// to and whether that is one of SQL Server's catalogs (sys,
+// INFORMATION_SCHEMA, or a compatibility view such as sysobjects written
+// bare or under dbo). The executor holds the objects of the server's plan to
+// the same rule.
+func SystemSchema(schema, name string) (string, bool) {
+	s := strings.ToLower(schema)
+	switch {
+	case s == "sys" || s == "information_schema":
+		return schema, true
+	case (s == "" || s == "dbo") && compatViews[strings.ToLower(name)]:
+		return "sys", true
+	}
+	return schema, false
+}
+
+// compatViews are SQL Server's system compatibility views: the system tables
+// of SQL Server 2000 kept as views in sys, which resolve without a schema.
+var compatViews = set(`sysaltfiles syscacheobjects syscharsets syscolumns syscomments sysconfigures
+sysconstraints syscurconfigs syscursorcolumns syscursorrefs syscursors syscursortables sysdatabases
+sysdepends sysdevices sysfilegroups sysfiles sysforeignkeys sysfulltextcatalogs sysindexes sysindexkeys
+syslanguages syslockinfo syslogins sysmembers sysmessages sysobjects sysoledbusers sysopentapes
+sysperfinfo syspermissions sysprocesses sysprotects sysreferences sysremotelogins sysservers systypes
+sysusers`)
 
 // tableName reads a dotted name of up to four parts; a middle part may be
 // empty (db..table names the database's default schema).

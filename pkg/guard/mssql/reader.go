@@ -42,6 +42,9 @@ var _ guard.Reader = Reader{}
 // Read parses sql as one T-SQL SELECT and reduces it to the guard's neutral
 // shape, or refuses it.
 func (Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
+	if ref := guard.CheckShape(sql, guard.LexTSQL); ref != nil { // before any native parser: docs/guard.md
+		return nil, ref
+	}
 	if strings.IndexByte(sql, 0) >= 0 {
 		return nil, guard.Refuse(contracts.RefuseUnparsable, "the statement contains a NUL byte", "remove the NUL byte")
 	}
@@ -55,9 +58,12 @@ func (Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 	}
 	toks, lerr := lex(sql)
 	if lerr != nil {
+		fix := lerr.fix
+		if fix == "" {
+			fix = "close every string, [identifier] and /* comment; write the query in T-SQL"
+		}
 		return nil, guard.Refuse(contracts.RefuseUnparsable,
-			fmt.Sprintf("T-SQL cannot read the statement: %s", lerr),
-			"close every string, [identifier] and /* comment; write the query in T-SQL")
+			fmt.Sprintf("T-SQL cannot read the statement: %s", lerr), fix)
 	}
 	if ref := prefilter(toks); ref != nil {
 		return nil, ref
@@ -78,6 +84,7 @@ func (Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 		Text:      sql[:body[len(body)-2].end],
 		Canonical: canonical(body),
 		Scopes:    p.scopes,
+		Names:     guard.NamesFold,
 	}, nil
 }
 
@@ -125,7 +132,7 @@ func prefilter(toks []token) *contracts.Refusal {
 	}
 	return guard.Refuse(contracts.RefuseNotASelect,
 		fmt.Sprintf("only a SELECT can run here; %s is not one", what),
-		"write one SELECT (or WITH … SELECT); to see a table's columns use describe_table")
+		"write one SELECT (or WITH … SELECT); to see a table's columns use inspect_schema")
 }
 
 // goSeparator reports whether the GO at i stands alone on its line (with an

@@ -75,6 +75,15 @@ var allowed = setOf(
 	"pg_typeof", "pg_size_pretty", "pg_column_size", "gen_random_uuid", "uuidv4",
 	"xmlcomment", "xpath", "xpath_exists", "xml_is_well_formed", "xml_is_well_formed_document",
 	"xml_is_well_formed_content",
+	// Geometric, network and type conversions: pure computations whose
+	// names are also common column names (name, path, host, width, …), so
+	// that t.name reads the column without the guard mistaking it for a call
+	// it must refuse.
+	"abbrev", "area", "box", "broadcast", "center", "char", "cidr", "circle", "diagonal",
+	"diameter", "family", "height", "host", "hostmask", "isclosed", "isopen", "ishorizontal",
+	"isvertical", "lseg", "macaddr", "macaddr8", "masklen", "money", "name", "netmask",
+	"network", "npoints", "oid", "path", "pclose", "point", "polygon", "popen", "radius",
+	"timetz", "width", "xid", "xml",
 )
 
 // family is a denied group of functions named by a prefix or a name.
@@ -124,7 +133,7 @@ var families = []family{
 		"drop the call"},
 	{contracts.RefuseFunctionDenied, []string{"to_reg", "regclass", "regproc", "regtype", "regnamespace", "regrole", "regoper", "regconfig", "regdictionary", "regcollation"},
 		"looks up a database object named in a string",
-		"name the table in FROM; list_tables shows what is readable"},
+		"name the table in FROM; inspect_schema shows what is readable"},
 	{contracts.RefuseFunctionDenied, []string{"setseed", "set_", "pg_stat_reset", "pg_stat_clear_", "pg_import_system_collations", "pg_prewarm"},
 		"changes session or server state",
 		"drop the call"},

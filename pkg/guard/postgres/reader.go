@@ -11,19 +11,31 @@
 //   - a table function in FROM other than generate_series and unnest.
 //
 // Attribute notation. PostgreSQL reads t.f, when t has no column f, as the
-// call f(t); the parse tree holds a column reference, not a call. Such a
-// call can only reach a function whose single argument takes the row of t,
-// and no built-in outside the allowlist does; the reader still refuses any
-// column reference, qualified or written (expr).f, whose last name belongs to
-// a denied family. User-defined functions taking a table's row type are the
-// database's to stop: the agent role has no EXECUTE on them (see
-// docs/executor-postgres.md).
+// call f(t), and c.f or (expr).f, when the value has no field f, as f(c) or
+// f(expr); the parse tree holds a column reference or a field selection,
+// not a call. So every name after the first of a column reference, and
+// every field selected from an expression, goes through the allowlist as a
+// call would: a name of a denied family, or of any built-in function that
+// takes one argument and is off the allowlist (catalog.go), is refused even
+// where it is a real column (the fix says how to read such a column).
+// Whatever the guard cannot know without the server — a user-defined
+// function or operator that overload resolution would pick, a function of a
+// newer server — the executor looks up in the catalog inside the read-only
+// transaction, from what UsesOf reports.
+//
+// Operators: only the symbols of PostgreSQL's built-in operators, unqualified
+// or in pg_catalog.
 //
 // Tables are resolved from every RangeVar with CTE scoping done as
 // PostgreSQL does it: a name with no schema that matches a CTE visible there
 // is the CTE (a WITH RECURSIVE CTE sees every sibling, a plain one only the
-// earlier ones), anything else is a table. An unqualified pg_* name is read
-// as pg_catalog's, since pg_catalog comes first on every search path.
+// earlier ones), anything else is a table. Names are exact: the parser has
+// folded unquoted names to lower case and kept quoted ones as written
+// (Statement.Names is guard.NamesExact). An unqualified name of one of
+// pg_catalog's relations (or any pg_ name) is pg_catalog's, since pg_catalog
+// comes first on every search path; any other unqualified name is public's,
+// the sessions' search path. Tables in pg_catalog, information_schema and
+// the other pg_ schemas are marked System.
 package postgres
 
 import (
@@ -47,6 +59,9 @@ const DefaultSchema = "public"
 
 // Read parses sql and returns its neutral shape, or the refusal.
 func (Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
+	if ref := guard.CheckShape(sql, guard.LexPostgres); ref != nil { // before any native parser: docs/guard.md
+		return nil, ref
+	}
 	if strings.IndexByte(sql, 0) >= 0 {
 		return nil, guard.Refuse(contracts.RefuseUnparsable, "the query holds a NUL byte",
 			"send the query as plain text")
@@ -54,35 +69,69 @@ func (Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
 		return nil, guard.Refuse(contracts.RefuseUnparsable,
-			"PostgreSQL cannot read the query: "+err.Error(),
-			"write it in PostgreSQL's dialect (list_connections shows the engine)")
+			"PostgreSQL cannot read the query: "+err.Error(), unparsableFix(sql))
 	}
-	switch n := len(tree.Stmts); {
-	case n == 0:
-		return nil, guard.Refuse(contracts.RefuseEmpty, "nothing to run: the query is blank, or only comments and semicolons",
-			"send one SELECT")
-	case n > 1:
-		return nil, guard.Refuse(contracts.RefuseNotOneStatement,
-			fmt.Sprintf("the query holds %d statements", n), "send one SELECT at a time")
-	}
-	raw := tree.Stmts[0]
-	sel := raw.GetStmt().GetSelectStmt()
-	if sel == nil {
-		return nil, guard.Refuse(contracts.RefuseNotASelect,
-			fmt.Sprintf("the statement is %s, not a SELECT", kind(raw.GetStmt())),
-			"send a SELECT; use describe_table to see a table's columns")
-	}
-	w := &walker{}
-	w.selectStmt(sel)
-	if w.refusal != nil {
-		return nil, w.refusal
+	w, raw, ref := walkTree(tree)
+	if ref != nil {
+		return nil, ref
 	}
 	canonical, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{Stmt: raw.Stmt}}})
 	if err != nil {
 		return nil, guard.Refuse(contracts.RefuseUnsupported, "the guard cannot write the statement back: "+err.Error(),
 			"write the query more plainly")
 	}
-	return &guard.Statement{Text: text(sql, raw), Canonical: canonical, Scopes: w.scopes}, nil
+	return &guard.Statement{Text: text(sql, raw), Canonical: canonical, Scopes: w.scopes, Names: guard.NamesExact}, nil
+}
+
+// walk parses and reads a statement Read has accepted.
+func walk(sql string) (*walker, *contracts.Refusal) {
+	tree, err := pg_query.Parse(sql)
+	if err != nil {
+		return nil, guard.Refuse(contracts.RefuseUnparsable, "PostgreSQL cannot read the query: "+err.Error(), unparsableFix(sql))
+	}
+	w, _, ref := walkTree(tree)
+	return w, ref
+}
+
+// walkTree reads a parse tree that must hold one SELECT.
+func walkTree(tree *pg_query.ParseResult) (*walker, *pg_query.RawStmt, *contracts.Refusal) {
+	switch n := len(tree.Stmts); {
+	case n == 0:
+		return nil, nil, guard.Refuse(contracts.RefuseEmpty, "nothing to run: the query is blank, or only comments and semicolons",
+			"send one SELECT")
+	case n > 1:
+		return nil, nil, guard.Refuse(contracts.RefuseNotOneStatement,
+			fmt.Sprintf("the query holds %d statements", n), "send one SELECT at a time")
+	}
+	raw := tree.Stmts[0]
+	sel := raw.GetStmt().GetSelectStmt()
+	if sel == nil {
+		return nil, nil, guard.Refuse(contracts.RefuseNotASelect,
+			fmt.Sprintf("the statement is %s, not a SELECT", kind(raw.GetStmt())),
+			"send a SELECT; inspect_schema shows the tables and their columns")
+	}
+	w := &walker{}
+	w.selectStmt(sel)
+	if w.refusal != nil {
+		return nil, nil, w.refusal
+	}
+	w.resolve()
+	return w, raw, nil
+}
+
+// unparsableFix is the fix of an unparsable statement. PostgreSQL numbers
+// its placeholders ($1, $2, …); a ? where a value belongs is the commonest
+// mistake from other dialects, so the fix names it when the query holds one
+// outside strings, quoted names and comments.
+func unparsableFix(sql string) string {
+	if sc, err := pg_query.Scan(sql); err == nil {
+		for _, tok := range sc.Tokens {
+			if s, e := int(tok.Start), int(tok.End); s >= 0 && e <= len(sql) && s < e && sql[s:e] == "?" {
+				return "PostgreSQL's placeholders are $1, $2, …, not ?: write $1 for the first parameter, $2 for the second"
+			}
+		}
+	}
+	return "write it in PostgreSQL's dialect (this connection's engine is PostgreSQL)"
 }
 
 // text is the statement as sent, up to its end: no trailing semicolons,

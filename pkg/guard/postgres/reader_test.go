@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,7 +166,7 @@ func TestBounds(t *testing.T) {
 	}
 	// A join's own ON counts, in the scope that reads the table.
 	st := read(t, "SELECT 1 FROM a JOIN b ON b.d >= 1 AND b.id = a.id")
-	if got := st.Scopes[0].Bounds; len(got) != 1 || got[0] != (guard.Bound{Qualifier: "b", Column: "d"}) {
+	if got := st.Scopes[0].Bounds; len(got) != 1 || !reflect.DeepEqual(got[0], guard.Bound{Qualifier: "b", Column: "d"}) {
 		t.Errorf("join bounds %+v", got)
 	}
 }
@@ -235,4 +236,161 @@ func TestFunctionAllowed(t *testing.T) {
 			t.Errorf("%s allowed", f)
 		}
 	}
+}
+
+// TestNoRefusalNamesMissingTools holds every refusal's words to the tools
+// the model has (inspect_schema, run_read_query, compose_report).
+func TestNoRefusalNamesMissingTools(t *testing.T) {
+	for _, c := range postgrestest.Hostile {
+		_, ref := guard.Check(postgres.Reader{}, c.SQL, postgrestest.Policy())
+		if ref == nil {
+			continue
+		}
+		for _, gone := range []string{"describe_table", "list_connections", "list_tables"} {
+			if strings.Contains(ref.Reason+ref.Fix, gone) {
+				t.Errorf("%s: refusal names %s, a tool the model does not have: %+v", c.Name, gone, ref)
+			}
+		}
+	}
+}
+
+func TestAttributeNotation(t *testing.T) {
+	// Each of issue 7's statements, refused as the call it is.
+	for _, q := range []string{
+		"SELECT (NULL::int).pg_stat_get_activity",
+		"SELECT ('employee').pg_relation_filepath",
+		"SELECT (oid).pg_get_functiondef FROM customers",
+		"SELECT ('some_index').brin_summarize_new_values",
+		"SELECT t.brin_summarize_new_values FROM customers t",
+	} {
+		_, ref := postgres.Reader{}.Read(q)
+		if ref == nil || ref.Code != contracts.RefuseFunctionDenied {
+			t.Errorf("%s: %+v, want function_denied", q, ref)
+		}
+	}
+	// Columns whose names are harmless built-ins read as columns.
+	for _, q := range []string{"SELECT c.name, c.path, c.host, c.width, c.oid FROM t c", "SELECT (c).name FROM t c", "SELECT s.count FROM (SELECT count(*) FROM t) s"} {
+		read(t, q)
+	}
+	if !postgres.AttributeAllowed("name") || postgres.AttributeAllowed("pg_stat_get_activity") || postgres.AttributeAllowed("nextval") {
+		t.Error("AttributeAllowed disagrees with the allowlist")
+	}
+}
+
+func TestUses(t *testing.T) {
+	st := read(t, `SELECT lower(c.name), c.x, s.y, (c.id).z, public.customers.w, o.id + 1,
+	        (SELECT count(*) FROM orders o2 WHERE o2.customer_id = c.id AND c.v BETWEEN 1 AND 2)
+	   FROM customers c JOIN public.customers ON true, (SELECT 1 AS y) s, orders o
+	  ORDER BY 1 USING <`)
+	u, ref := postgres.UsesOf(st)
+	if ref != nil {
+		t.Fatal(ref)
+	}
+	has := func(list []string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !slices.Contains(list, w) {
+				t.Errorf("%v lacks %s", list, w)
+			}
+		}
+	}
+	has(u.Functions, "lower", "count")
+	has(u.Operators, "+", "=", ">=", "<=", "<")
+	for _, want := range []postgres.Attribute{
+		{Name: "name", Schema: "public", Table: "customers"},
+		{Name: "x", Schema: "public", Table: "customers"},
+		{Name: "y"}, // a subquery's column: no table
+		{Name: "z"}, // a field of an expression
+		{Name: "id", Schema: "public", Table: "customers"},
+		{Name: "w", Schema: "public", Table: "customers"},
+		{Name: "customer_id", Schema: "public", Table: "orders"},
+		{Name: "v", Schema: "public", Table: "customers"}, // from the enclosing SELECT
+	} {
+		if !slices.Contains(u.Attributes, want) {
+			t.Errorf("attributes %+v lack %+v", u.Attributes, want)
+		}
+	}
+}
+
+func TestNamesExactAndSystemTables(t *testing.T) {
+	cases := []struct {
+		sql          string
+		schema, name string
+		system       bool
+	}{
+		{`SELECT * FROM "GENRE"`, "public", "GENRE", false},
+		{`SELECT * FROM Genre`, "public", "genre", false},
+		{`SELECT * FROM pg_settings`, "pg_catalog", "pg_settings", true},
+		{`SELECT * FROM pg_stat_activity`, "pg_catalog", "pg_stat_activity", true},
+		{`SELECT * FROM information_schema.tables`, "information_schema", "tables", true},
+		{`SELECT * FROM PG_CATALOG.PG_CLASS`, "pg_catalog", "pg_class", true},
+		{`SELECT * FROM pg_toast.pg_toast_2619`, "pg_toast", "pg_toast_2619", true},
+		{`SELECT * FROM public.pg_settings`, "public", "pg_settings", false},
+	}
+	for _, c := range cases {
+		st := read(t, c.sql)
+		if st.Names != guard.NamesExact {
+			t.Errorf("%s: Names %v, want NamesExact", c.sql, st.Names)
+		}
+		tb := st.Scopes[0].Tables[0]
+		if tb.Schema != c.schema || tb.Name != c.name || tb.System != c.system {
+			t.Errorf("%s: table %+v, want %s.%s system=%v", c.sql, tb, c.schema, c.name, c.system)
+		}
+	}
+	genre := guard.Policy{Readable: []string{"public.genre"}, DefaultSchema: "public"}
+	if _, ref := guard.Check(postgres.Reader{}, `SELECT * FROM "GENRE"`, genre); ref == nil || ref.Code != contracts.RefuseTableNotReadable {
+		t.Errorf(`readable [public.genre] let "GENRE" through: %+v`, ref)
+	}
+	if _, ref := guard.Check(postgres.Reader{}, `SELECT * FROM genre`, genre); ref != nil {
+		t.Errorf("readable [public.genre] refused genre: %+v", ref)
+	}
+	all := guard.Policy{Readable: []string{"public.*"}, DefaultSchema: "public"}
+	for _, q := range []string{`SELECT * FROM pg_settings`, `SELECT * FROM pg_stat_activity`, `SELECT * FROM "Public".salaries`,
+		`SELECT * FROM "public.x".y`, `SELECT * FROM information_schema.tables`} {
+		if _, ref := guard.Check(postgres.Reader{}, q, all); ref == nil || ref.Code != contracts.RefuseTableNotReadable {
+			t.Errorf("readable [public.*] let %s through: %+v", q, ref)
+		}
+	}
+	for _, n := range []string{"pg_class", "pg_settings", "pg_stat_activity", "pg_roles"} {
+		if !slices.Contains(postgres.CatalogRelations(), n) {
+			t.Errorf("CatalogRelations lacks %s", n)
+		}
+	}
+}
+
+func TestJoinLimits(t *testing.T) {
+	cases := []struct {
+		sql    string
+		limits []string
+	}{
+		{"SELECT 1 FROM a LEFT JOIN b ON b.d >= 1", []string{"b"}},
+		{"SELECT 1 FROM a x LEFT JOIN (b JOIN c y ON true) ON x.d >= 1", []string{"b", "y"}},
+		{"SELECT 1 FROM a RIGHT JOIN b bb ON a.d >= 1", []string{"a"}},
+		{"SELECT 1 FROM a FULL JOIN b ON a.d >= 1", []string{}},
+		{"SELECT 1 FROM a JOIN b ON a.d >= 1", nil},
+		{"SELECT 1 FROM a LEFT JOIN b ON true WHERE a.d >= 1", nil},
+	}
+	for _, c := range cases {
+		bs := read(t, c.sql).Scopes[0].Bounds
+		if len(bs) != 1 {
+			t.Fatalf("%s: bounds %+v", c.sql, bs)
+		}
+		if !reflect.DeepEqual(bs[0].Limits, c.limits) || (bs[0].Limits == nil) != (c.limits == nil) {
+			t.Errorf("%s: limits %#v, want %#v", c.sql, bs[0].Limits, c.limits)
+		}
+	}
+}
+
+func TestQuestionMarkPlaceholder(t *testing.T) {
+	_, ref := postgres.Reader{}.Read("SELECT * FROM orders WHERE id = ? AND customer_id = ?")
+	if ref == nil || ref.Code != contracts.RefuseUnparsable || !strings.Contains(ref.Fix, "$1") {
+		t.Fatalf("? placeholder: %+v, want unparsable with a fix naming $1", ref)
+	}
+	// A ? inside a string, a quoted name or a comment is not a placeholder.
+	_, ref = postgres.Reader{}.Read("SELEC '?', \"?\" -- ?")
+	if ref == nil || strings.Contains(ref.Fix, "$1") {
+		t.Fatalf("misspelt statement with quoted ?: %+v, want a fix that does not mention placeholders", ref)
+	}
+	// The jsonb operator ? is not a placeholder.
+	read(t, `SELECT '{"a": 1}'::jsonb ? 'a'`)
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
@@ -18,14 +19,34 @@ type walker struct {
 	// cur is the SELECT whose FROM and join conditions are being read; nil
 	// between SELECTs (a set operation's ORDER BY, say).
 	cur *scope
+	// outer holds the SELECTs enclosing cur, innermost last: a column
+	// reference may name a table of any of them.
+	outer []*scope
 	// ctes holds the CTE names visible here, one frame per enclosing WITH.
 	ctes []map[string]bool
+	// uses collects the functions, operators and attributes the statement
+	// names; attrs are its attribute references, resolved once every FROM
+	// has been read.
+	uses  Uses
+	attrs []attrRef
 }
 
 // scope collects one SELECT's tables and bounds.
 type scope struct {
 	guard.Scope
 	refs map[string]bool // the names the SELECT's tables are referred to by
+	// tables maps the name a table is referred to by to the table; others
+	// holds the names of its subqueries, functions and joins in FROM.
+	tables map[string]guard.Table
+	others map[string]bool
+}
+
+// attrRef is a column reference or field selection seen in a SELECT, with
+// the SELECTs that were in view there, innermost last.
+type attrRef struct {
+	fields []string // a ColumnRef's names; for (expr).f, just f
+	field  bool     // written (expr).f
+	chain  []*scope
 }
 
 func (w *walker) refuse(code, reason, fix string) {
@@ -82,7 +103,11 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 		w.fields(s.ProtoReflect())
 		return
 	}
-	sc := &scope{refs: map[string]bool{}}
+	sc := &scope{refs: map[string]bool{}, tables: map[string]guard.Table{}, others: map[string]bool{}}
+	if saved != nil {
+		w.outer = append(w.outer, saved)
+		defer func() { w.outer = w.outer[:len(w.outer)-1] }()
+	}
 	w.cur = sc
 	w.fields(s.ProtoReflect())
 	if w.refusal != nil {
@@ -151,20 +176,38 @@ func (w *walker) walk(m protoreflect.Message) {
 			"read from tables; the only table functions allowed in FROM are generate_series and unnest")
 	case *pg_query.JoinExpr:
 		if w.cur != nil {
-			w.cur.Bounds = append(w.cur.Bounds, bounds(x.Quals)...)
+			w.cur.Bounds = append(w.cur.Bounds, joinBounds(x)...)
+			if x.Alias != nil {
+				w.cur.others[x.Alias.Aliasname] = true
+			}
+		}
+	case *pg_query.RangeSubselect:
+		if w.cur != nil && x.Alias != nil {
+			w.cur.others[x.Alias.Aliasname] = true
 		}
 	case *pg_query.ColumnRef:
-		if len(x.Fields) > 1 {
-			w.attribute(x.Fields[len(x.Fields)-1])
-		}
+		w.columnRef(x)
 	case *pg_query.A_Indirection:
 		for _, f := range x.Indirection {
-			w.attribute(f)
+			if s := f.GetString_(); s != nil {
+				w.attribute(s.Sval)
+				w.attrs = append(w.attrs, attrRef{fields: []string{s.Sval}, field: true})
+			}
 		}
 	case *pg_query.A_Expr:
-		w.operator(x.Name)
+		switch x.Kind {
+		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
+			pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+			// BETWEEN is >= and <= under a keyword's name.
+			w.uses.addOperator(">=")
+			w.uses.addOperator("<=")
+		default:
+			w.operator(x.Name)
+		}
 	case *pg_query.SubLink:
 		w.operator(x.OperName)
+	case *pg_query.SortBy:
+		w.operator(x.UseOp)
 	case *pg_query.IntoClause:
 		w.refuse(contracts.RefuseNotReadOnly, "SELECT … INTO creates a table", "drop the INTO clause")
 	case *pg_query.LockingClause:
@@ -209,10 +252,52 @@ func (w *walker) rangeVar(r *pg_query.RangeVar) {
 	if r.Alias != nil {
 		t.Alias = r.Alias.Aliasname
 	}
-	if t.Schema == "" && strings.HasPrefix(t.Name, "pg_") {
-		t.Schema = "pg_catalog"
+	if t.Schema == "" {
+		// pg_catalog comes first on every search path; then public, the
+		// only schema of the sessions' search path.
+		t.Schema = DefaultSchema
+		if CatalogRelation(t.Name) {
+			t.Schema = "pg_catalog"
+		}
 	}
+	t.System = SystemSchema(t.Schema)
+	w.cur.tables[ref] = t
 	w.cur.Tables = append(w.cur.Tables, t)
+}
+
+// CatalogRelation reports whether an unqualified relation name is one of
+// pg_catalog's: a listed one, or any pg_ name (a newer server's view). The
+// guard reads it as pg_catalog's even when the search path holds a table of
+// that name, since PostgreSQL searches pg_catalog first.
+func CatalogRelation(name string) bool {
+	return catalogRelations[name] || strings.HasPrefix(name, "pg_")
+}
+
+// CatalogRelations lists the pg_catalog relations the guard knows by name,
+// sorted; CatalogRelation also takes any other pg_ name as pg_catalog's.
+func CatalogRelations() []string {
+	out := make([]string, 0, len(catalogRelations))
+	for n := range catalogRelations {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// AttributeAllowed reports whether the guard lets a statement write name in
+// attribute position (t.name, (expr).name): false when PostgreSQL could read
+// it as a call of a built-in function the allowlist refuses.
+func AttributeAllowed(name string) bool {
+	if _, denied := familyOf(strings.ToLower(name)); denied {
+		return false
+	}
+	return !unaryFunctions[name] || allowed[name]
+}
+
+// SystemSchema reports whether a schema is one of PostgreSQL's own:
+// pg_catalog, information_schema, and the pg_toast and pg_temp schemas.
+func SystemSchema(schema string) bool {
+	return schema == "information_schema" || strings.HasPrefix(schema, "pg_")
 }
 
 func (w *walker) isCTE(name string) bool {
@@ -244,6 +329,7 @@ func (w *walker) funcCall(f *pg_query.FuncCall) {
 	}
 	name := ns[len(ns)-1]
 	shown := strings.Join(ns, ".")
+	w.uses.addFunction(name)
 	if fam, denied := familyOf(strings.ToLower(name)); denied {
 		w.refuse(fam.code, fmt.Sprintf("%s() %s", shown, fam.reason), fam.fix)
 		return
@@ -261,28 +347,69 @@ func (w *walker) funcCall(f *pg_query.FuncCall) {
 	}
 }
 
-// attribute refuses a qualified column reference whose last name is a
-// denied function: t.f may call f(t).
-func (w *walker) attribute(n *pg_query.Node) {
-	s := n.GetString_()
-	if s == nil {
+// columnRef reads a column reference. Every name after the first may be a
+// call: PostgreSQL reads t.f, when t has no column f, as f(t), and c.f, when
+// c is a column, as f(c).
+func (w *walker) columnRef(c *pg_query.ColumnRef) {
+	var fields []string
+	for _, f := range c.Fields {
+		s := f.GetString_()
+		if s == nil {
+			break // t.*
+		}
+		fields = append(fields, s.Sval)
+	}
+	if len(fields) < 2 {
 		return
 	}
-	if fam, denied := familyOf(strings.ToLower(s.Sval)); denied {
-		w.refuse(fam.code, fmt.Sprintf("%s, written as an attribute, calls the function %s(), which %s", s.Sval, s.Sval, fam.reason), fam.fix)
+	for _, f := range fields[1:] {
+		w.attribute(f)
+	}
+	chain := append(append([]*scope{}, w.outer...), w.cur)
+	if w.cur == nil {
+		chain = chain[:len(chain)-1]
+	}
+	w.attrs = append(w.attrs, attrRef{fields: fields, chain: chain})
+}
+
+// attribute refuses a name written in attribute position (t.f, c.f,
+// (expr).f) that would call a function the allowlist refuses: a denied
+// family, or any built-in that takes one argument and is not allowlisted.
+// A column of that name is refused with it — the parse tree cannot tell
+// them apart — and the fix says how to read such a column.
+func (w *walker) attribute(name string) {
+	lower := strings.ToLower(name)
+	if fam, denied := familyOf(lower); denied {
+		w.refuse(fam.code, fmt.Sprintf("%s, written as an attribute (x.%s), calls the function %s(x), which %s", name, name, name, fam.reason), fam.fix)
+		return
+	}
+	if unaryFunctions[name] && !allowed[name] {
+		// A built-in that takes one argument and is off the allowlist.
+		w.refuse(contracts.RefuseFunctionDenied,
+			fmt.Sprintf("%s, written as an attribute (x.%s), may call the built-in function %s(x), which is not on the PostgreSQL function allowlist", name, name, name),
+			fmt.Sprintf("if %s is a column, write it without a qualifier, or rename it in a subquery (SELECT %s AS %s_value FROM …)", name, name, name))
 	}
 }
 
-// operator refuses an operator named in a schema other than pg_catalog:
-// OPERATOR(myschema.+) runs whatever function that operator wraps.
+// operator refuses an operator named in a schema other than pg_catalog —
+// OPERATOR(myschema.+) runs whatever function that operator wraps — and any
+// symbol that is not a built-in operator's.
 func (w *walker) operator(name []*pg_query.Node) {
-	if len(name) < 2 {
+	if len(name) == 0 {
 		return
 	}
 	ns, ok := names(name)
-	if !ok || len(ns) != 2 || ns[0] != "pg_catalog" {
+	if !ok || len(ns) > 2 || len(ns) == 2 && ns[0] != "pg_catalog" {
 		w.refuse(contracts.RefuseFunctionDenied, "the query names an operator outside pg_catalog",
 			"use the built-in operators")
+		return
+	}
+	op := ns[len(ns)-1]
+	w.uses.addOperator(op)
+	if !builtinOperators[op] {
+		w.refuse(contracts.RefuseFunctionDenied,
+			fmt.Sprintf("%s is not one of PostgreSQL's built-in operators: a user-defined operator runs whatever function it was created over", op),
+			"use the built-in operators and allowlisted functions")
 	}
 }
 
@@ -297,7 +424,7 @@ func (w *walker) typeName(t *pg_query.TypeName) {
 	case regTypes[strings.ToLower(name)]:
 		w.refuse(contracts.RefuseFunctionDenied,
 			fmt.Sprintf("a cast to %s looks up a database object named in a string", shown),
-			"name the table in FROM; list_tables shows what is readable")
+			"name the table in FROM; inspect_schema shows what is readable")
 	case len(ns) > 2 || len(ns) == 2 && ns[0] != "pg_catalog", !builtinTypes[name]:
 		w.refuse(contracts.RefuseFunctionDenied,
 			fmt.Sprintf("a cast to %s runs that type's own functions; only built-in types are allowed", shown),
@@ -306,6 +433,9 @@ func (w *walker) typeName(t *pg_query.TypeName) {
 }
 
 func (w *walker) rangeFunction(r *pg_query.RangeFunction) {
+	if w.cur != nil && r.Alias != nil {
+		w.cur.others[r.Alias.Aliasname] = true
+	}
 	for _, item := range r.Functions {
 		// Each item is a list: the call and its column definitions.
 		var call *pg_query.Node

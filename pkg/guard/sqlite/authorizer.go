@@ -95,7 +95,7 @@ func Authorizer(p guard.Policy, rec *Record) sqlite.AuthorizerFn {
 			}
 			if rec != nil {
 				rec.mu.Lock()
-				rec.functions = append(rec.functions, strings.ToLower(arg2))
+				rec.functions = append(rec.functions, foldASCII(arg2))
 				rec.mu.Unlock()
 			}
 			return sqlite.AuthorizerOK
@@ -152,18 +152,28 @@ func pragmaAction(p guard.Policy, rec *Record, name, arg, db string) sqlite.Auth
 	return sqlite.AuthorizerOK
 }
 
-// readable holds one table to p's readable patterns, with the shared rule's
-// own words.
+// readable holds one table to p's readable patterns by the shared rule and
+// SQLite's own name rules (ASCII case folding, no schema means main, the
+// sqlite_ tables are system catalogs a pattern must name), with the shared
+// rule's own words.
 func readable(p guard.Policy, db, table string) *contracts.Refusal {
-	if len(p.Readable) == 0 {
+	t := guard.Table{Schema: db, Name: table, System: systemTable(table)}
+	if len(p.Readable) == 0 && !t.System {
 		return nil
 	}
 	schema := p.DefaultSchema
 	if schema == "" {
 		schema = "main"
 	}
-	st := &guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{{Schema: db, Name: table}}}}}
+	st := &guard.Statement{Names: guard.NamesASCIIFold, Scopes: []guard.Scope{{Tables: []guard.Table{t}}}}
 	return guard.Apply(st, guard.Policy{Readable: p.Readable, DefaultSchema: schema})
+}
+
+// CatalogPolicy is the policy a connection reads its own catalog under (a
+// schema read, the proof at open that the file is a database): the schema
+// table only.
+func CatalogPolicy() guard.Policy {
+	return guard.Policy{Readable: []string{"main.sqlite_master"}, DefaultSchema: "main"}
 }
 
 var actionNames = map[sqlite.AuthorizerActionCode]string{

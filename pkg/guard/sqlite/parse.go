@@ -19,7 +19,8 @@ import (
 // shape is what the scope reader learned about one statement.
 type shape struct {
 	scopes []guard.Scope
-	// ctes holds every CTE name declared anywhere, lower case.
+	// ctes holds every CTE name declared anywhere, ASCII letters folded as
+	// SQLite folds them.
 	ctes map[string]bool
 	// verb is the keyword the statement's body begins with, after any WITH.
 	verb string
@@ -46,7 +47,7 @@ type env struct {
 
 func (e *env) has(name string) bool {
 	for ; e != nil; e = e.parent {
-		if e.names[strings.ToLower(name)] {
+		if e.names[foldASCII(name)] {
 			return true
 		}
 	}
@@ -158,7 +159,7 @@ func (p *parser) with(e *env) *env {
 		if t.kind != kWord && t.kind != kIdent {
 			p.fail("expected a CTE name, found %s", describe(t))
 		}
-		name := strings.ToLower(t.name())
+		name := foldASCII(t.name())
 		ne.names[name] = true
 		p.sh.ctes[name] = true
 		if p.peek().op("(") {
@@ -248,29 +249,63 @@ func (p *parser) core(e *env) {
 }
 
 // fromList: source (joinop source [ON expr | USING (columns)])*.
+// A bound in the ON of an outer join limits only the side that join does not
+// preserve: the right side's tables for LEFT, the left side's (everything
+// joined before it) for RIGHT, none for FULL. Inner and cross joins, like
+// the WHERE, limit every table of the scope.
 func (p *parser) fromList(idx int, e *env) {
-	p.source(idx, e)
+	left := p.sourceRefs(idx, e)
 	for {
 		t := p.peek()
+		outer := ""
 		switch {
 		case t.op(","):
 			p.next()
 		case isJoinWord(t):
 			for isJoinWord(p.peek()) && !p.peek().is("JOIN") {
-				p.next()
+				switch w := strings.ToUpper(p.next().text); w {
+				case "LEFT", "RIGHT", "FULL":
+					outer = w
+				}
 			}
 			p.expectKw("JOIN")
 		default:
 			return
 		}
-		p.source(idx, e)
+		right := p.sourceRefs(idx, e)
 		switch {
 		case p.accept("ON"):
-			p.bounds(idx, p.expr(e, stopJoin))
+			var limits []string
+			switch outer {
+			case "LEFT":
+				limits = append([]string{}, right...)
+			case "RIGHT":
+				limits = append([]string{}, left...)
+			case "FULL":
+				limits = []string{}
+			}
+			p.boundsLimiting(idx, p.expr(e, stopJoin), limits)
 		case p.accept("USING"):
 			p.skipParens()
 		}
+		left = append(left, right...)
 	}
+}
+
+// sourceRefs reads one source and returns the refs (alias, or name as
+// written) of the tables it placed in scope idx.
+func (p *parser) sourceRefs(idx int, e *env) []string {
+	from := len(p.sh.scopes[idx].Tables)
+	p.source(idx, e)
+	var refs []string
+	for _, t := range p.sh.scopes[idx].Tables[from:] {
+		if t.Alias != "" {
+			refs = append(refs, t.Alias)
+		} else {
+			refs = append(refs, t.Name)
+		}
+	}
+	return refs
 }
 
 // source is one item of a FROM: a table, a table-valued function, a
@@ -429,9 +464,14 @@ func (p *parser) skipParens() {
 
 // bounds adds to scope idx the lower bounds cond establishes: its top-level
 // AND conjuncts that bound a column from below against a value.
-func (p *parser) bounds(idx int, cond []token) {
+func (p *parser) bounds(idx int, cond []token) { p.boundsLimiting(idx, cond, nil) }
+
+// boundsLimiting is bounds for a condition that limits only the tables
+// limits names (nil: every table of the scope; see guard.Bound.Limits).
+func (p *parser) boundsLimiting(idx int, cond []token, limits []string) {
 	for _, c := range conjuncts(cond) {
 		if b, ok := lowerBound(c); ok {
+			b.Limits = limits
 			p.sh.scopes[idx].Bounds = append(p.sh.scopes[idx].Bounds, b)
 		}
 	}

@@ -105,6 +105,9 @@ func (r Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 // Inspect reads one statement. Its error is a *contracts.Refusal, a
 // *CompileError, or the Compiler's own failure.
 func (r Reader) Inspect(sql string) (*Reading, error) {
+	if ref := guard.CheckShape(sql, guard.LexSQLite); ref != nil { // before any native parser: docs/guard.md
+		return nil, ref
+	}
 	switch {
 	case strings.IndexByte(sql, 0) >= 0:
 		return nil, guard.Refuse(contracts.RefuseUnparsable, "the statement contains a NUL byte",
@@ -135,15 +138,22 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 	switch {
 	case lead.is("SELECT"), lead.is("WITH"), lead.is("VALUES"):
 		// WITH … DELETE is a DELETE: refused before SQLite compiles it.
-		if sh = readShape(stmt); sh.verb != "SELECT" && sh.verb != "VALUES" {
-			return nil, notASelect(token{kind: kWord, text: sh.verb})
+		sh = readShape(stmt)
+		verb := sh.verb
+		if verb == "" {
+			// The scope reader stopped inside a CTE: find the body's verb
+			// the plain way, and leave the rest to SQLite.
+			verb = bodyVerb(stmt)
+		}
+		if verb != "SELECT" && verb != "VALUES" {
+			return nil, leadRefusal(token{kind: kWord, text: verb})
 		}
 	case isPragma:
 		if ref := checkPragma(stmt); ref != nil {
 			return nil, ref
 		}
 	default:
-		return nil, notASelect(lead)
+		return nil, leadRefusal(lead)
 	}
 	for j := end; toks[j].kind != kEOF; j++ {
 		if toks[j].kind != kSemi {
@@ -179,6 +189,7 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 	rd := &Reading{Columns: cols, Reads: rec.Reads(), Functions: rec.Functions(), Followed: true}
 	rd.Text = text
 	rd.Canonical = canonical(stmt)
+	rd.Names = guard.NamesASCIIFold
 	if isPragma {
 		return rd, nil
 	}
@@ -221,11 +232,53 @@ func checkPragma(stmt []token) *contracts.Refusal {
 		"read the schema with PRAGMA "+strings.Join(sortedKeys(metadataPragmas), ", ")+", or SELECT … FROM sqlite_master")
 }
 
+// statementWords are the keywords a SQLite statement can begin with; a text
+// that begins with anything else is not SQL SQLite can parse.
+var statementWords = set("ALTER", "ANALYZE", "ATTACH", "BEGIN", "COMMIT", "CREATE", "DELETE", "DETACH",
+	"DROP", "END", "EXPLAIN", "INSERT", "PRAGMA", "REINDEX", "RELEASE", "REPLACE", "ROLLBACK",
+	"SAVEPOINT", "SELECT", "UPDATE", "VACUUM", "VALUES", "WITH")
+
+// leadRefusal refuses a statement by the keyword it begins with: a statement
+// of another kind is not a SELECT; a text SQLite could not even begin to
+// parse (SELEC 1) is unparsable.
+func leadRefusal(t token) *contracts.Refusal {
+	if t.kind == kWord && statementWords[strings.ToUpper(t.text)] {
+		return notASelect(t)
+	}
+	what := describe(t)
+	if t.text == "" {
+		what = "nothing SQLite can read"
+	}
+	return guard.Refuse(contracts.RefuseUnparsable,
+		fmt.Sprintf("SQLite cannot parse the statement: no SQLite statement begins with %s", what),
+		"write one SELECT (or WITH … SELECT, or VALUES) in SQLite's dialect; check the spelling of the first keyword")
+}
+
+// bodyVerb finds the keyword the body of a WITH statement begins with: the
+// word after the last CTE's closing parenthesis. Empty when there is none.
+func bodyVerb(stmt []token) string {
+	depth := 0
+	for i, t := range stmt {
+		switch {
+		case t.op("("):
+			depth++
+		case t.op(")"):
+			depth--
+			if depth == 0 && i+1 < len(stmt) {
+				if n := stmt[i+1]; n.kind == kWord && !n.is("AS") {
+					return strings.ToUpper(n.text)
+				}
+			}
+		}
+	}
+	return ""
+}
+
 func notASelect(t token) *contracts.Refusal {
 	fix := "rewrite it as a single SELECT (or WITH … SELECT) that reads what you need; nothing may change the database"
 	switch strings.ToUpper(t.text) {
 	case "EXPLAIN":
-		fix = "ask for the plan with the plan tool; a read runs a SELECT"
+		fix = "run the SELECT itself with run_read_query; plans are not read here"
 	case "ATTACH", "DETACH":
 		fix = "read only this connection's own database"
 	}
@@ -242,11 +295,11 @@ func merge(sh *shape, reads []Read) []guard.Scope {
 		if schema == "" || strings.EqualFold(schema, "main") {
 			schema = "main"
 		}
-		return strings.ToLower(schema + "." + name)
+		return foldASCII(schema + "." + name)
 	}
 	confirmed := map[string]bool{}
 	for _, rd := range reads {
-		if rd.Via == "" || sh.ctes[strings.ToLower(rd.Via)] {
+		if rd.Via == "" || sh.ctes[foldASCII(rd.Via)] {
 			confirmed[key(rd.Database, rd.Table)] = true
 		}
 	}
@@ -257,12 +310,13 @@ func merge(sh *shape, reads []Read) []guard.Scope {
 		for _, t := range sc.Tables {
 			// SQLite reports a read of sqlite_schema (and its other
 			// aliases) as one of sqlite_master.
-			switch strings.ToLower(t.Name) {
+			switch foldASCII(t.Name) {
 			case "sqlite_schema":
 				t.Name = "sqlite_master"
 			case "sqlite_temp_schema":
 				t.Name = "sqlite_temp_master"
 			}
+			t.System = systemTable(t.Name)
 			k := key(t.Schema, t.Name)
 			if confirmed[k] {
 				tables = append(tables, t)
@@ -277,7 +331,7 @@ func merge(sh *shape, reads []Read) []guard.Scope {
 	seen := map[string]bool{}
 	for _, rd := range reads {
 		k := key(rd.Database, rd.Table)
-		viaView := rd.Via != "" && !sh.ctes[strings.ToLower(rd.Via)]
+		viaView := rd.Via != "" && !sh.ctes[foldASCII(rd.Via)]
 		if (placed[k] && !viaView) || seen[k] {
 			continue
 		}
@@ -286,7 +340,7 @@ func merge(sh *shape, reads []Read) []guard.Scope {
 		if schema == "" {
 			schema = "main"
 		}
-		rest.Tables = append(rest.Tables, guard.Table{Schema: schema, Name: rd.Table})
+		rest.Tables = append(rest.Tables, guard.Table{Schema: schema, Name: rd.Table, System: systemTable(rd.Table)})
 	}
 	if len(rest.Tables) > 0 {
 		scopes = append(scopes, rest)
@@ -313,6 +367,24 @@ func canonical(stmt []token) string {
 		}
 	}
 	return b.String()
+}
+
+// systemTable reports whether SQLite keeps the table itself: the schema table
+// under any of its names (sqlite_schema, sqlite_master, sqlite_temp_schema,
+// sqlite_temp_master) and the other sqlite_ tables (sqlite_sequence,
+// sqlite_stat1, sqlite_stat4, which holds sampled index keys). SQLite keeps
+// the sqlite_ prefix for itself: no user table has it.
+func systemTable(name string) bool { return strings.HasPrefix(foldASCII(name), "sqlite_") }
+
+// foldASCII folds the ASCII letters only, as SQLite compares identifiers.
+func foldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -21,6 +22,10 @@ var schema = []string{
 	"CREATE INDEX events_date ON events(event_date)",
 	"CREATE VIEW v_events AS SELECT * FROM events",
 	"CREATE VIEW v_orders AS SELECT id, total FROM orders",
+	"CREATE VIEW v_catalog AS SELECT name, sql FROM sqlite_master",
+	"CREATE TABLE counters (id INTEGER PRIMARY KEY AUTOINCREMENT, n INTEGER)",
+	"INSERT INTO counters(n) VALUES (1)",
+	"CREATE TABLE \"Genre\" (id INTEGER PRIMARY KEY, name TEXT)",
 	"INSERT INTO orders VALUES (1, 1, '2025-01-02', 10.5), (2, 2, '2025-02-03', 20)",
 	"INSERT INTO events VALUES (1, 1, '2025-01-02', 'login')",
 }
@@ -129,6 +134,26 @@ var hostile = []struct{ sql, code string }{
 	{"select * from events where event_date not between '2025-01-01' and '2025-02-01'", contracts.RefuseLargeTableUnbounded},
 	{"select * from events where event_date in (select event_date from events)", contracts.RefuseLargeTableUnbounded},
 	{"select * from events where case when 1 then event_date >= '2025' and 1 end", contracts.RefuseLargeTableUnbounded},
+	// A condition in an outer join's ON bounds only the side the join does
+	// not preserve.
+	{"select count(*) from events e left join customers c on c.id = e.user_id and e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select count(*) from customers c right join events e on c.id = e.user_id and e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select count(*) from events e full join customers c on c.id = e.user_id and e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select count(*) from customers c full outer join events e on c.id = e.user_id and e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select count(*) from events left join customers on customers.id = events.user_id and events.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"select count(*) from events e left join customers c on c.id = e.user_id and e.event_date >= '2030' left join orders o on o.id = e.id", contracts.RefuseLargeTableUnbounded},
+	{"select count(*) from orders o join customers c on c.id = o.customer_id right join events e on e.user_id = c.id and e.event_date >= '2030'", contracts.RefuseLargeTableUnbounded},
+	// The sqlite_ tables are system catalogs: readable only when a pattern
+	// names them (this policy names main.sqlite_master alone).
+	{"select * from sqlite_sequence", contracts.RefuseTableNotReadable},
+	{"select * from main.SQLITE_SEQUENCE", contracts.RefuseTableNotReadable},
+	{"select * from temp.sqlite_temp_schema", contracts.RefuseTableNotReadable},
+	// A text SQLite cannot begin to parse is unparsable, not another statement.
+	{"SELEC 1", contracts.RefuseUnparsable},
+	{"selec * from orders", contracts.RefuseUnparsable},
+	{"(select 1)", contracts.RefuseUnparsable},
+	{"with x as (select 1) selec * from x", contracts.RefuseUnparsable},
+	{"42", contracts.RefuseUnparsable},
 	{"select\x00 1", contracts.RefuseUnparsable},
 	{"select '\xff'", contracts.RefuseUnparsable},
 	{"select 'unterminated", contracts.RefuseUnparsable},
@@ -217,6 +242,15 @@ var analytics = []string{
 	"select * from events where events.event_date >= '2025-01-01'",
 	"select * from main.events where main.events.event_date >= '2025-01-01'",
 	"select * from events where event_date >= '2025' order by event_date limit 10",
+	// An outer join's ON bounds the side it does not preserve.
+	"select count(*) from customers c left join events e on e.user_id = c.id and e.event_date >= '2025-01-01'",
+	"select count(*) from events e right join customers c on e.user_id = c.id and e.event_date >= '2025-01-01'",
+	"select count(*) from customers c left outer join events e on e.user_id = c.id and e.event_date >= '2025-01-01' left join orders o on o.id = c.id",
+	"select count(*) from events e left join customers c on c.id = e.user_id where e.event_date >= '2025-01-01'",
+	"select count(*) from events e full join customers c on c.id = e.user_id where e.event_date >= '2025-01-01'",
+	"select count(*) from events e join customers c on c.id = e.user_id and e.event_date >= '2025-01-01' left join orders o on o.id = e.id",
+	"with recursive r(n) as (select 1 union all select n + 1 from r where n < 5) select * from r",
+	"WITH RECURSIVE R(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM R",
 }
 
 func TestAnalyticsPass(t *testing.T) {
@@ -255,7 +289,7 @@ func TestStatementShape(t *testing.T) {
 		t.Errorf("columns %s", got)
 	}
 	if len(rd.Scopes) != 2 || len(rd.Scopes[0].Tables) != 2 || rd.Scopes[0].Tables[0].Alias != "e" ||
-		len(rd.Scopes[0].Bounds) != 1 || rd.Scopes[0].Bounds[0] != (guard.Bound{Qualifier: "e", Column: "event_date"}) {
+		len(rd.Scopes[0].Bounds) != 1 || !reflect.DeepEqual(rd.Scopes[0].Bounds[0], guard.Bound{Qualifier: "e", Column: "event_date"}) {
 		t.Errorf("scopes %+v", rd.Scopes)
 	}
 	if got := strings.Join(rd.Tables("main"), ","); got != "main.customers,main.events,main.orders" {
@@ -331,6 +365,122 @@ func TestLexer(t *testing.T) {
 				t.Errorf("%q: kinds %v, want %v", tc.in, got, tc.kinds)
 				break
 			}
+		}
+	}
+}
+
+// TestNameRules: readable patterns follow SQLite's name rules — ASCII case
+// folding, no schema means main — CTE names are never tables, and the
+// sqlite_ tables are readable only when a pattern names them.
+func TestNameRules(t *testing.T) {
+	_, db := fixtureDB(t)
+	r := reader(t, db)
+	check := func(p guard.Policy, q, want string) {
+		t.Helper()
+		r.Policy = p
+		_, ref := guard.Check(r, q, p)
+		switch {
+		case want == "" && ref != nil:
+			t.Errorf("%v: %q refused: %s: %s", p.Readable, q, ref.Code, ref.Reason)
+		case want != "" && ref == nil:
+			t.Errorf("%v: %q passed, want %s", p.Readable, q, want)
+		case want != "" && ref.Code != want:
+			t.Errorf("%v: %q refused %s (%s), want %s", p.Readable, q, ref.Code, ref.Reason, want)
+		}
+	}
+	mixed := guard.Policy{Readable: []string{"Orders", "Customers", "genre"}, DefaultSchema: "main"}
+	for _, q := range []string{
+		"select * from orders",
+		"select * from ORDERS o join Customers c on c.id = o.customer_id",
+		"select * from main.orders",
+		"select * from MAIN.\"orders\"",
+		"select * from genre",
+		"select * from \"GENRE\"",
+		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r WHERE n<5) SELECT * FROM r",
+		"with recursive r(n) as (select 1 union all select n + 1 from r where n < 5) select o.id from orders o join r on r.n = o.id",
+		"with secret as (select 1 token) select token from secret",
+		"with Sqlite_Master as (select 1 name) select name from sqlite_master",
+		"pragma table_info(Orders)",
+	} {
+		check(mixed, q, "")
+	}
+	for _, q := range []string{
+		"select * from secret",
+		"select * from events",
+		"select * from sqlite_master",
+		"select * from sqlite_schema",
+		"select * from SQLITE_MASTER",
+		"select * from main.sqlite_schema",
+		"select * from sqlite_temp_master",
+		"select * from temp.sqlite_master",
+		"select * from sqlite_sequence",
+		"select * from v_catalog",
+		"pragma table_list",
+		"pragma table_info(sqlite_master)",
+		"with c as (select * from sqlite_master) select * from c",
+		// A table-valued pragma's argument is known only when it runs: the
+		// executor's authorizer denies these then (see the executor's tests).
+	} {
+		check(mixed, q, contracts.RefuseTableNotReadable)
+	}
+	// main.* is every user table of main, and none of SQLite's own.
+	star := guard.Policy{Readable: []string{"main.*"}, DefaultSchema: "main"}
+	check(star, "select * from secret", "")
+	check(star, "select * from v_orders", "")
+	for _, q := range []string{"select * from sqlite_master", "select * from sqlite_schema", "select * from sqlite_sequence",
+		"select * from v_catalog", "pragma table_list", "select * from temp.sqlite_temp_master"} {
+		check(star, q, contracts.RefuseTableNotReadable)
+	}
+	// No patterns: every user table, still none of SQLite's own.
+	none := guard.Policy{DefaultSchema: "main"}
+	check(none, "select * from secret", "")
+	check(none, "select * from sqlite_master", contracts.RefuseTableNotReadable)
+	// A pattern that names the catalog admits it, under any of its names.
+	named := guard.Policy{Readable: []string{"main.*", "sqlite_master"}, DefaultSchema: "main"}
+	for _, q := range []string{"select * from sqlite_master", "select * from SQLITE_SCHEMA", "select * from main.sqlite_schema",
+		"select * from v_catalog", "pragma table_list"} {
+		check(named, q, "")
+	}
+	check(named, "select * from sqlite_sequence", contracts.RefuseTableNotReadable)
+}
+
+// TestOuterJoinLimits: a bound in an outer join's ON limits only the side
+// the join does not preserve.
+func TestOuterJoinLimits(t *testing.T) {
+	cases := []struct {
+		sql    string
+		limits []string
+	}{
+		{"select * from a x left join b y on y.d >= 1", []string{"y"}},
+		{"select * from a x left outer join b on b.d >= 1", []string{"b"}},
+		{"select * from a x right join b y on x.d >= 1", []string{"x"}},
+		{"select * from a x join c on 1 right join b y on x.d >= 1", []string{"x", "c"}},
+		{"select * from a x full join b y on x.d >= 1", []string{}},
+		{"select * from a x full outer join b y on x.d >= 1", []string{}},
+		{"select * from a x join b y on x.d >= 1", nil},
+		{"select * from a x inner join b y on x.d >= 1", nil},
+		{"select * from a x cross join b y on x.d >= 1", nil},
+		{"select * from a x left join (b y join c z on z.e = y.e) on y.d >= 1", []string{"y", "z"}},
+		{"select * from a x left join (select * from b) y on y.d >= 1", []string{}},
+	}
+	for _, c := range cases {
+		sh := readShape(append(lex(c.sql)[:len(lex(c.sql))-1], token{kEOF, len(c.sql), ""}))
+		if sh.err != nil {
+			t.Errorf("%q: %v", c.sql, sh.err)
+			continue
+		}
+		var got []guard.Bound
+		for _, b := range sh.scopes[0].Bounds {
+			if b.Column == "d" {
+				got = append(got, b)
+			}
+		}
+		if len(got) != 1 {
+			t.Errorf("%q: bounds %+v", c.sql, sh.scopes[0].Bounds)
+			continue
+		}
+		if !reflect.DeepEqual(got[0].Limits, c.limits) {
+			t.Errorf("%q: limits %#v, want %#v", c.sql, got[0].Limits, c.limits)
 		}
 	}
 }

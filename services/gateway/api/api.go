@@ -21,6 +21,16 @@ const (
 	PathConnections = "/api/connections"
 )
 
+// Headers of the run-start request and its answer.
+const (
+	// HeaderIdempotencyKey on POST /api/agent/runs makes a retried start
+	// return the run the first one created instead of starting another.
+	HeaderIdempotencyKey = "Idempotency-Key"
+	// HeaderIdempotentReplayed is "true" on the answer to a start whose key
+	// named a run that already existed.
+	HeaderIdempotentReplayed = "Idempotent-Replayed"
+)
+
 // RunPath is the path of one run.
 func RunPath(runID string) string { return PathRuns + "/" + url.PathEscape(runID) }
 
@@ -57,6 +67,9 @@ type ErrorBody struct {
 // Health answers GET /healthz and, when ready, GET /readyz.
 type Health struct {
 	Status string `json:"status"`
+	// Detail lists what an operator should know although the server is
+	// ready, e.g. a connection whose database cannot be opened and why.
+	Detail []string `json:"detail,omitempty"`
 }
 
 // AgentConfig answers GET /api/agent/config: whether this server runs agents

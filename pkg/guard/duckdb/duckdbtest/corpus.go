@@ -119,6 +119,98 @@ var Hostile = []struct {
 	{"SELECT * FROM events e JOIN orders o ON o.id = e.id WHERE event_date >= DATE '2025-01-01'", "large_table_unbounded"},
 	{"SELECT * FROM events WHERE event_date >= id", "large_table_unbounded"},
 	{"SELECT * FROM orders AT (VERSION => 1)", "unsupported"},
+	// A condition in an outer join's ON bounds only the side the join does
+	// not preserve: the preserved large table is read in full.
+	{"SELECT count(*) FROM events e LEFT JOIN customers c ON c.id = e.customer_id AND e.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	{"SELECT count(*) FROM customers c RIGHT JOIN events e ON c.id = e.customer_id AND e.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	{"SELECT count(*) FROM events e FULL JOIN customers c ON c.id = e.customer_id AND e.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	{"SELECT count(*) FROM customers c FULL OUTER JOIN events e ON c.id = e.customer_id AND e.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	{"SELECT count(*) FROM events e ANTI JOIN customers c ON c.id = e.customer_id AND e.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	{"SELECT count(*) FROM events LEFT JOIN customers ON customers.id = events.customer_id AND events.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	{"SELECT count(*) FROM orders o JOIN customers c ON c.id = o.customer_id RIGHT JOIN events e ON e.customer_id = c.id AND e.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	{"SELECT count(*) FROM events e ASOF LEFT JOIN orders o ON o.ordered_at <= e.event_date AND e.event_date >= DATE '2030-01-01'", "large_table_unbounded"},
+	// DuckDB's own catalog views are not the connection's tables.
+	{"SELECT * FROM duckdb_columns", "table_not_readable"},
+	{"SELECT * FROM pragma_database_list", "table_not_readable"},
+	{"SELECT * FROM pg_settings", "table_not_readable"},
+	{"SELECT * FROM sqlite_master", "table_not_readable"},
+	{"SELEC * FROM orders", "unparsable"},
+	// A value built to a size the statement states is held to
+	// MaxBuiltValue before anything runs (result_too_large: no result could
+	// hold it): DuckDB's memory limit does not hold one value.
+	{"SELECT repeat('x', 500000000)", "result_too_large"},
+	{"SELECT repeat('x', 5e8::INTEGER)", "result_too_large"},
+	{"SELECT repeat('ab', 1e9)", "result_too_large"},
+	{"SELECT length(repeat('x', 500000000))", "result_too_large"},
+	{"SELECT lpad('a', 1000000000, ' ')", "result_too_large"},
+	{"SELECT rpad(name, 100000000) FROM customers", "result_too_large"},
+	{"SELECT repeat(repeat('x', 1000000), 1000000)", "result_too_large"},
+	{"SELECT repeat('x', 1000000) || repeat('x', 1000000)", "result_too_large"},
+	{"SELECT concat(repeat('x', 600000), repeat('y', 600000))", "result_too_large"},
+	{"SELECT [repeat('x', 600000), repeat('y', 600000)]", "result_too_large"},
+	{"SELECT printf('%0500000000d', 1)", "result_too_large"},
+	{"SELECT printf('%.500000000f', 1.0)", "result_too_large"},
+	{"SELECT printf('%*d', 500000000, 1)", "result_too_large"},
+	{"SELECT format('{:>500000000}', 1)", "result_too_large"},
+	{"SELECT repeat([1], 100000000)", "result_too_large"},
+	{"SELECT list_resize([1], 100000000)", "result_too_large"},
+	{"SELECT range(1000000000)", "result_too_large"},
+	{"SELECT generate_series(0, 1000000000, 1)", "result_too_large"},
+	{"SELECT bar(1, 0, 1, 1000000000)", "result_too_large"},
+	{"SELECT repeat('x', id * 100000000) FROM orders", "result_too_large"},
+	{"SELECT repeat('x', (SELECT 500000000))", "result_too_large"},
+	{"SELECT repeat(name, 100000) FROM customers", "result_too_large"},
+	{"SELECT printf(name, 1) FROM customers", "result_too_large"},
+	{"SELECT * FROM orders WHERE status = repeat('x', 500000000)", "result_too_large"},
+	{"SELECT (SELECT repeat('x', 500000000))", "result_too_large"},
+	{"SELECT string_agg(s, '') FROM (SELECT repeat('x', 500000000) AS s)", "result_too_large"},
+	{"WITH x AS (SELECT repeat('x', 500000000) AS s) SELECT length(s) FROM x", "result_too_large"},
+	{"SELECT list_transform([1, 2], x -> repeat('x', 500000000))", "result_too_large"},
+}
+
+// MainStarPolicy is Policy with every table of main readable: main.* names
+// the connection's own tables and none of DuckDB's catalog views.
+func MainStarPolicy() guard.Policy {
+	p := Policy()
+	p.Readable = []string{"main.*"}
+	return p
+}
+
+// SystemUnderMainStar are reads of DuckDB's own catalogs, views and settings
+// — reachable without qualification through DuckDB's search path — that
+// MainStarPolicy must refuse as table_not_readable.
+var SystemUnderMainStar = []string{
+	"SELECT * FROM pragma_database_list",
+	"SELECT * FROM pg_settings",
+	"SELECT * FROM duckdb_columns",
+	"SELECT * FROM sqlite_master",
+	"SELECT * FROM SQLITE_SCHEMA",
+	"SELECT * FROM sqlite_temp_master",
+	"SELECT * FROM duckdb_tables",
+	"SELECT * FROM duckdb_views",
+	"SELECT * FROM duckdb_databases",
+	"SELECT * FROM duckdb_schemas",
+	"SELECT * FROM duckdb_indexes",
+	"SELECT * FROM duckdb_constraints",
+	"SELECT * FROM duckdb_types",
+	"SELECT * FROM main.duckdb_tables",
+	"SELECT * FROM Main.Duckdb_Columns",
+	`SELECT * FROM "DUCKDB_COLUMNS"`,
+	"SELECT * FROM main.pragma_database_list",
+	"SELECT * FROM system.duckdb_columns",
+	"SELECT * FROM pg_class",
+	"SELECT * FROM pg_catalog.pg_settings",
+	"SELECT * FROM PG_CATALOG.PG_NAMESPACE",
+	"SELECT * FROM information_schema.tables",
+	"SELECT * FROM information_schema.columns",
+	"SELECT * FROM INFORMATION_SCHEMA.SCHEMATA",
+	"SELECT * FROM system.main.duckdb_tables",
+	"SELECT * FROM system.pg_catalog.pg_settings",
+	"SELECT * FROM temp.main.duckdb_tables",
+	"SELECT name FROM (SELECT * FROM pg_settings) s",
+	"SELECT * FROM orders WHERE id IN (SELECT 1 FROM duckdb_columns)",
+	"WITH x AS (SELECT * FROM pragma_database_list) SELECT * FROM x",
+	"SELECT * FROM orders o JOIN duckdb_tables t ON true",
 }
 
 // Valid is the DuckDB analytics the guard must pass, each over the
@@ -171,4 +263,16 @@ var Valid = []string{
 	"/* leading comment */ SELECT 1 -- trailing comment",
 	"SELECT 'DROP TABLE orders; DELETE FROM orders' AS text",
 	"SELECT \"select\" FROM (SELECT 1 AS \"select\")",
+	// An outer join's ON bounds the side it does not preserve.
+	"SELECT count(*) FROM customers c LEFT JOIN events e ON e.customer_id = c.id AND e.event_date >= DATE '2025-01-01'",
+	"SELECT count(*) FROM events e RIGHT JOIN customers c ON e.customer_id = c.id AND e.event_date >= DATE '2025-01-01'",
+	"SELECT count(*) FROM events e LEFT JOIN customers c ON c.id = e.customer_id WHERE e.event_date >= DATE '2025-01-01'",
+	"SELECT count(*) FROM events e FULL JOIN customers c ON c.id = e.customer_id WHERE e.event_date >= DATE '2025-01-01'",
+	"SELECT count(*) FROM events e SEMI JOIN customers c ON c.id = e.customer_id AND e.event_date >= DATE '2025-01-01'",
+	"SELECT count(*) FROM customers c ANTI JOIN events e ON c.id = e.customer_id AND e.event_date >= DATE '2025-01-01'",
+	// Values built to small stated sizes.
+	"SELECT repeat('-', 20), lpad(c.name, 10, '0'), rpad(c.name, 10, ' '), printf('%05d|%-8s', o.id, c.name), format('{:>10}', c.name), bar(o.total, 0, 400, 40), repeat(c.name, 3), range(10) FROM orders o JOIN customers c ON c.id = o.customer_id",
+	// A recursive CTE's own name is never a table.
+	"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM r",
+	"WITH RECURSIVE R(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT o.id FROM orders o JOIN R ON R.n = o.id",
 }

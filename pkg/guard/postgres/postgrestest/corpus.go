@@ -63,6 +63,7 @@ var Hostile = []Case{
 	{"blank", "   ", contracts.RefuseEmpty},
 	{"comments and semicolons", "-- nothing here\n ;; /* or here */ ;", contracts.RefuseEmpty},
 	{"misspelt", "SELEC 1", contracts.RefuseUnparsable},
+	{"question-mark placeholder", "SELECT * FROM orders WHERE id = ?", contracts.RefuseUnparsable},
 	{"unterminated string", "SELECT 'open", contracts.RefuseUnparsable},
 	{"NUL hides a second statement", "SELECT 1\x00; DELETE FROM orders", contracts.RefuseUnparsable},
 
@@ -144,6 +145,35 @@ var Hostile = []Case{
 	{"advisory lock in EXISTS", "SELECT id FROM orders WHERE EXISTS (SELECT pg_advisory_lock(id))", contracts.RefuseFunctionDenied},
 	{"notify in a CTE", "WITH x AS (SELECT pg_notify('c', 'x')) SELECT * FROM x", contracts.RefuseFunctionDenied},
 
+	// Attribute notation: x.f and (expr).f call f(x) when x has no column
+	// or field f (issue 7: these read other sessions' SQL, file paths and
+	// function sources, and wrote an index that survived the rollback).
+	{"attribute call on a cast", "SELECT (NULL::int).pg_stat_get_activity", contracts.RefuseFunctionDenied},
+	{"attribute call on a string", "SELECT ('orders').pg_relation_filepath", contracts.RefuseFunctionDenied},
+	{"attribute call on a column", "SELECT (c.id).pg_get_functiondef FROM customers c", contracts.RefuseFunctionDenied},
+	{"attribute call that writes an index", "SELECT ('orders_pkey').brin_summarize_new_values", contracts.RefuseFunctionDenied},
+	{"attribute call on an unqualified column", "SELECT id.pg_stat_get_backend_pid FROM customers", contracts.RefuseFunctionDenied},
+	{"attribute call after a column", "SELECT c.id.pg_stat_get_activity FROM customers c", contracts.RefuseFunctionDenied},
+	{"attribute call after schema.table.column", "SELECT public.customers.id.pg_get_viewdef FROM public.customers", contracts.RefuseFunctionDenied},
+	{"attribute call on a table's row", "SELECT o.pg_relation_size FROM orders o", contracts.RefuseFunctionDenied},
+	{"attribute call on a subquery's column", "SELECT s.x.pg_relation_filepath FROM (SELECT 'orders'::text AS x) s", contracts.RefuseFunctionDenied},
+	{"attribute call on a scalar subquery", "SELECT ((SELECT 'orders'::text)).pg_relation_filepath", contracts.RefuseFunctionDenied},
+	{"attribute call in WHERE", "SELECT id FROM customers c WHERE (c.id).gin_clean_pending_list IS NOT NULL", contracts.RefuseFunctionDenied},
+	{"attribute call of a sequence function", "SELECT (c).currval FROM customers c", contracts.RefuseFunctionDenied},
+	{"attribute call of a stats reset", "SELECT (1::oid).pg_stat_reset_single_table_counters", contracts.RefuseFunctionDenied},
+	{"attribute call of a comment reader", "SELECT (1259::oid).obj_description", contracts.RefuseFunctionDenied},
+	{"attribute call of a file family", "SELECT ('.').pg_ls_dir", contracts.RefuseFunctionDenied},
+	{"quoted attribute call", `SELECT (NULL::int)."pg_stat_get_activity"`, contracts.RefuseFunctionDenied},
+
+	// Operators: only the built-in ones (a user-defined one runs whatever
+	// function it wraps; issue 7's ### wrote a file on the database host).
+	{"user operator symbol", "SELECT 1 ### 2", contracts.RefuseFunctionDenied},
+	{"user operator symbol in pg_catalog", "SELECT 1 OPERATOR(pg_catalog.###) 2", contracts.RefuseFunctionDenied},
+	{"user prefix operator", "SELECT ### 1", contracts.RefuseFunctionDenied},
+	{"user operator in ORDER BY USING", "SELECT id FROM orders ORDER BY id USING ###", contracts.RefuseFunctionDenied},
+	{"user operator in ANY", "SELECT id FROM orders WHERE id ### ANY (ARRAY[1])", contracts.RefuseFunctionDenied},
+	{"user operator in a subquery comparison", "SELECT id FROM orders WHERE id ### ALL (SELECT id FROM customers)", contracts.RefuseFunctionDenied},
+
 	// Table functions.
 	{"dblink in FROM", "SELECT * FROM dblink('host=203.0.113.1', 'SELECT 1') AS t(x int)", contracts.RefuseTableFunction},
 	{"pg_ls_dir in FROM", "SELECT * FROM pg_ls_dir('/')", contracts.RefuseTableFunction},
@@ -162,6 +192,19 @@ var Hostile = []Case{
 	{"cte named like a readable table", "WITH orders AS (SELECT * FROM secret.keys) SELECT * FROM orders", contracts.RefuseTableNotReadable},
 	{"cte name outside its WITH", "SELECT * FROM (WITH keys AS (SELECT 1) SELECT * FROM keys) s, keys", contracts.RefuseTableNotReadable},
 	{"later sibling cte is a table", "WITH a AS (SELECT * FROM keys), keys AS (SELECT 1) SELECT * FROM a", contracts.RefuseTableNotReadable},
+	// Names are exact: a quoted name keeps its case, and is another table.
+	{"quoted upper-case name", `SELECT * FROM "ORDERS"`, contracts.RefuseTableNotReadable},
+	{"quoted upper-case schema", `SELECT * FROM "Public".orders`, contracts.RefuseTableNotReadable},
+	{"dot inside a quoted schema", `SELECT * FROM "public.orders".x`, contracts.RefuseTableNotReadable},
+	{"dot inside a quoted name", `SELECT * FROM public."orders.x"`, contracts.RefuseTableNotReadable},
+	// System catalogs resolve to pg_catalog, first on every search path.
+	{"unqualified pg_settings", "SELECT name, setting FROM pg_settings", contracts.RefuseTableNotReadable},
+	{"unqualified pg_stat_activity", "SELECT query FROM pg_stat_activity", contracts.RefuseTableNotReadable},
+	{"quoted unqualified pg_class", `SELECT * FROM "pg_class"`, contracts.RefuseTableNotReadable},
+	{"upper-case catalog", "SELECT * FROM PG_CATALOG.PG_PROC", contracts.RefuseTableNotReadable},
+	{"information_schema columns", "SELECT * FROM information_schema.columns", contracts.RefuseTableNotReadable},
+	{"toast table", "SELECT * FROM pg_toast.pg_toast_2619", contracts.RefuseTableNotReadable},
+	{"catalog in a subquery", "SELECT id FROM orders WHERE customer_id IN (SELECT usesysid FROM pg_user)", contracts.RefuseTableNotReadable},
 
 	// Large tables without a lower bound where they are read.
 	{"unbounded", "SELECT count(*) FROM events", contracts.RefuseLargeTableUnbounded},
@@ -173,6 +216,12 @@ var Hostile = []Case{
 	{"bound against a subquery", "SELECT count(*) FROM events WHERE event_date >= (SELECT min(created_at) FROM orders)", contracts.RefuseLargeTableUnbounded},
 	{"bound against a column", "SELECT count(*) FROM events e, orders o WHERE e.event_date >= o.created_at", contracts.RefuseLargeTableUnbounded},
 	{"NOT of a lower bound", "SELECT count(*) FROM events WHERE NOT (event_date >= '2024-01-01')", contracts.RefuseLargeTableUnbounded},
+	// A condition in an outer join's ON filters only the side that is not
+	// preserved: the preserved large table is read whole.
+	{"bound in LEFT JOIN ON on the preserved side", "SELECT count(*) FROM events e LEFT JOIN customers c ON c.id = e.id AND e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"bound in RIGHT JOIN ON on the preserved side", "SELECT count(*) FROM customers c RIGHT JOIN events e ON c.id = e.id AND e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"bound in FULL JOIN ON", "SELECT count(*) FROM events e FULL JOIN customers c ON c.id = e.id AND e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"bound in a nested LEFT JOIN ON", "SELECT count(*) FROM events e LEFT JOIN (customers c JOIN orders o ON o.customer_id = c.id) ON c.id = e.id AND e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
 
 	// Shapes the guard cannot follow.
 	{"one alias for two tables", "SELECT * FROM orders o, customers o", contracts.RefuseUnsupported},
@@ -229,4 +278,12 @@ var Valid = []string{
 	        bool_and(amount > 0), percentile_cont(ARRAY[0.25, 0.75]) WITHIN GROUP (ORDER BY amount)
 	   FROM orders`,
 	`SELECT o.customer_id, o.count FROM (SELECT customer_id, count(*) FROM orders GROUP BY 1) o`,
+	// Columns in attribute position whose names are also harmless built-ins.
+	`SELECT c.name, public.customers.id FROM public.customers JOIN customers c ON c.id = public.customers.id`,
+	`SELECT (c).name, (c).id FROM customers c`,
+	`SELECT e.kind, e.data ? 'n' AS has_n, e.data @> '{"n": 1}' FROM events e WHERE e.event_date >= current_date - 7`,
+	// A bound in the ON of an outer join bounds the side it filters.
+	`SELECT c.name, count(e.id) FROM customers c LEFT JOIN events e ON e.id = c.id AND e.event_date >= current_date - 7 GROUP BY c.name`,
+	`SELECT count(*) FROM events e RIGHT JOIN customers c ON e.id = c.id AND e.event_date >= current_date - 7`,
+	`SELECT id FROM orders ORDER BY amount USING >, id`,
 }

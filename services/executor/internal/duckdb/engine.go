@@ -15,6 +15,19 @@
 //     (no file, network, ATTACH, COPY, INSTALL or LOAD), no extension
 //     autoloading or autoinstalling, no temporary directory (nothing spills
 //     next to the file), a memory limit and few threads.
+//
+// Memory while reading: the instance's memory_limit comes from the
+// executor's per-operation memory (engine.Options.OperationMemory) times the
+// engine's connections, at least MinMemoryLimit. DuckDB's limit holds what
+// its buffer manager allocates (hash tables, sorts, materialized results) but
+// not one long string, which DuckDB builds outside it; the guard holds every
+// value a statement builds to a size it states (repeat, lpad, printf widths,
+// …) to guardduckdb.MaxBuiltValue, and the result's bounds hold what is read.
+//
+// Each operation checks that the path still names the file the instance
+// opened: a replaced file is reopened, a deleted one fails as unavailable.
+// A cancelled context interrupts the running statement (the driver calls
+// duckdb_interrupt).
 package duckdb
 
 import (
@@ -26,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -49,32 +63,48 @@ var Settings = []struct{ Name, Value string }{
 	{"autoload_known_extensions", "false"},
 	{"autoinstall_known_extensions", "false"},
 	{"allow_community_extensions", "false"},
-	{"memory_limit", "512MB"},
+	{"memory_limit", "512MB"}, // without engine.Options.OperationMemory
 	{"threads", "2"},
 	{"max_temp_directory_size", "0B"},
 }
 
+// MinMemoryLimit is the smallest memory_limit an instance opens with.
+const MinMemoryLimit = 64 << 20
+
 // Engine reads one DuckDB database file. It is safe for concurrent use.
 type Engine struct {
-	db     *sql.DB
+	path   string // absolute
+	dsn    string
 	guard  *guardduckdb.Reader
 	policy guard.Policy
+
+	mu     sync.Mutex
+	db     *sql.DB     // nil while a replaced file could not be opened
+	ident  os.FileInfo // the file db's instance opened
+	closed bool
 }
 
 // Open opens the database file at path read-only with the locked settings,
 // and the guard's parser beside it. readable and large are the connection's
 // table patterns and large-table bounds.
 func Open(ctx context.Context, path string, readable []string, large map[string]string) (*Engine, error) {
+	return OpenWith(ctx, path, readable, large, engine.Options{})
+}
+
+// MemoryLimit is the memory_limit, in bytes, an instance opens with under o.
+func MemoryLimit(o engine.Options) int64 {
+	if o.OperationMemory <= 0 {
+		return 512 << 20
+	}
+	return max(o.OperationMemory*MaxConns, MinMemoryLimit)
+}
+
+// OpenWith is Open with the executor's options: the instance's memory_limit
+// is MemoryLimit(o).
+func OpenWith(ctx context.Context, path string, readable []string, large map[string]string, o engine.Options) (*Engine, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: %w", err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("duckdb: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("duckdb: %s is not a regular file", abs)
 	}
 	if strings.ContainsAny(abs, "?#") {
 		// The driver reads settings after the first '?' of the DSN.
@@ -84,17 +114,44 @@ func Open(ctx context.Context, path string, readable []string, large map[string]
 	for _, s := range Settings {
 		q.Set(s.Name, s.Value)
 	}
-	connector, err := duckdb.NewConnector(abs+"?"+q.Encode(), nil)
+	q.Set("memory_limit", fmt.Sprintf("%dB", MemoryLimit(o)))
+	e := &Engine{path: abs, dsn: abs + "?" + q.Encode()}
+	db, ident, catalog, err := e.openDB(ctx)
 	if err != nil {
+		return nil, err
+	}
+	reader, err := guardduckdb.New()
+	if err != nil {
+		db.Close()
 		return nil, fmt.Errorf("duckdb: open %s: %w", abs, err)
+	}
+	e.db, e.ident, e.guard = db, ident, reader
+	e.policy = guard.Policy{Readable: readable, LargeTables: large, DefaultSchema: "main", Catalog: catalog}
+	return e, nil
+}
+
+// openDB opens an instance on the engine's file, locks its configuration
+// and names its catalog.
+func (e *Engine) openDB(ctx context.Context) (*sql.DB, os.FileInfo, string, error) {
+	abs := e.path
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("duckdb: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, "", fmt.Errorf("duckdb: %s is not a regular file", abs)
+	}
+	connector, err := duckdb.NewConnector(e.dsn, nil)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("duckdb: open %s: %w", abs, err)
 	}
 	db := sql.OpenDB(connector)
 	db.SetMaxOpenConns(MaxConns)
 	db.SetMaxIdleConns(MaxConns)
 	db.SetConnMaxIdleTime(10 * time.Minute)
-	fail := func(err error) (*Engine, error) {
+	fail := func(err error) (*sql.DB, os.FileInfo, string, error) {
 		db.Close()
-		return nil, fmt.Errorf("duckdb: open %s: %w", abs, err)
+		return nil, nil, "", fmt.Errorf("duckdb: open %s: %w", abs, err)
 	}
 	// Lock the configuration: from here on no statement can change a setting.
 	// The driver shares one instance per file within a process, which may
@@ -114,23 +171,62 @@ func Open(ctx context.Context, path string, readable []string, large map[string]
 	if err := db.QueryRowContext(ctx, "SELECT current_database()").Scan(&catalog); err != nil {
 		return fail(err)
 	}
-	reader, err := guardduckdb.New()
-	if err != nil {
-		return fail(err)
+	return db, fi, catalog, nil
+}
+
+// current returns the instance on the file the path names now. When another
+// file was put in its place the old instance is closed — once its running
+// statements end — and the new file opened (the driver shares one instance
+// per path, so the old one must go first). A path that names no file
+// (deleted, moved) fails as unavailable.
+func (e *Engine) current(ctx context.Context) (*sql.DB, *contracts.DBError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fi, err := os.Stat(e.path)
+	switch {
+	case e.closed:
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: "the connection is closed"}
+	case errors.Is(err, os.ErrNotExist):
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: fmt.Sprintf(
+			"the database file %s is gone (deleted or moved) since the connection opened it; put the file back or fix the connection's path", e.path)}
+	case err != nil:
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: "the database file cannot be checked: " + err.Error()}
+	case e.db != nil && os.SameFile(fi, e.ident):
+		return e.db, nil
 	}
-	return &Engine{db: db, guard: reader, policy: guard.Policy{
-		Readable: readable, LargeTables: large, DefaultSchema: "main", Catalog: catalog,
-	}}, nil
+	if e.db != nil {
+		e.db.Close()
+		e.db = nil
+	}
+	// A failed open is tried again by the next operation.
+	db, ident, _, err := e.openDB(ctx)
+	if err != nil {
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: fmt.Sprintf(
+			"the database file %s was replaced since the connection opened it, and the new one cannot be read: %v", e.path, err)}
+	}
+	e.db, e.ident = db, ident
+	return db, nil
 }
 
 // OpenConnection is the executor's engine.Opener for duckdb connections.
-func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
-	return Open(ctx, c.Path, c.Readable, c.LargeTables)
+func OpenConnection(ctx context.Context, c connections.Connection, o engine.Options) (engine.Engine, error) {
+	return OpenWith(ctx, c.Path, c.Readable, c.LargeTables, o)
 }
 
 // Close closes the engine's connections and its guard.
 func (e *Engine) Close() error {
-	return errors.Join(e.guard.Close(), e.db.Close())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var err error
+	if e.db != nil {
+		err = e.db.Close()
+		e.db = nil
+	}
+	return errors.Join(e.guard.Close(), err)
 }
 
 // Result is what one operation sent to DuckDB and what came back.
@@ -148,7 +244,7 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if ref := req.Repeated(st.Fingerprint()); ref != nil {
 		return Result{}, ref
 	}
-	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout, true)
+	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout, true, nil)
 	res.Fingerprint = st.Fingerprint()
 	return res, err
 }
@@ -201,19 +297,31 @@ func SchemaSQL(schema, table string, readable []string) (string, []any) {
 }
 
 // Schema runs the catalog read SchemaSQL composes. Errors as for Read.
+// The readable patterns are applied here, by the rule a read is held to
+// (guard.Policy.CanRead: DuckDB's case-insensitive names, '*' within one
+// part), not by SQL pattern matching.
 func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error) {
-	stmt, args := SchemaSQL(req.Schema, req.Table, e.policy.Readable)
-	return e.run(ctx, stmt, args, req.Limits, req.Timeout, false)
+	stmt, args := SchemaSQL(req.Schema, req.Table, nil)
+	keep := func(row []any) bool {
+		qualified, _ := row[2].(string)
+		schema, name, _ := strings.Cut(qualified, ".")
+		return e.policy.CanRead(guard.NamesFold, guard.Table{Schema: schema, Name: name})
+	}
+	return e.run(ctx, stmt, args, req.Limits, req.Timeout, false, keep)
 }
 
-func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration, agree bool) (res Result, err error) {
+func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration, agree bool, keep func([]any) bool) (res Result, err error) {
 	res.SQL = stmt
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	conn, err := e.db.Conn(ctx)
+	db, dbErr := e.current(ctx)
+	if dbErr != nil {
+		return res, dbErr
+	}
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return res, classify(err, timeout)
 	}
@@ -232,7 +340,7 @@ func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rows
 		return res, classify(err, timeout)
 	}
 	defer rows.Close()
-	set, err := rowset.Collect(rows, limits, value, nil)
+	set, err := rowset.Collect(rows, limits, value, keep)
 	res.Rows = set
 	var tooLarge *rowset.TooLargeError
 	if err != nil && !errors.As(err, &tooLarge) {

@@ -167,6 +167,9 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 		if strings.Contains(c.SQL, "sleep") || strings.HasPrefix(c.SQL, "BEGIN") || strings.HasPrefix(c.SQL, "PRAGMA") || strings.HasPrefix(c.SQL, "EXPLAIN") {
 			continue // holds or reconfigures the connection, or prints; refused by the guard above
 		}
+		if c.Code == contracts.RefuseResultTooLarge {
+			continue // builds values of gigabytes: the guard's to refuse, which it did above
+		}
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		rows, err := e.db.QueryContext(qctx, c.SQL)
 		if err == nil {

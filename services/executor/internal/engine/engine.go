@@ -73,6 +73,28 @@ type Engine interface {
 	Close() error
 }
 
+// Options are what the executor tells an engine when it opens a connection.
+type Options struct {
+	// OperationMemory is the most bytes one operation may hold while it
+	// reads a result: the executor's memory budget divided by its
+	// concurrency and by the copies a value passes through on its way to an
+	// artifact (wire buffer, scanned value, JSON-ready form, encoding), so
+	// that every operation reading at once stays within the budget. Engines
+	// apply it while reading (wire message size, value length, engine memory
+	// limit), so a value over it ends as a *rowset.TooLargeError rather than
+	// an exhausted process. Zero means the engine's own default.
+	OperationMemory int64
+}
+
 // Opener opens an engine for one connection of its kind and proves it can
 // reach the database.
-type Opener func(ctx context.Context, c connections.Connection) (Engine, error)
+type Opener func(ctx context.Context, c connections.Connection, o Options) (Engine, error)
+
+// PrivilegeChecker is implemented by engines that can tell whether the role
+// that runs reads could also write. The executor asks once the connection is
+// open and surfaces the answer (start-up warning, connection descriptor).
+type PrivilegeChecker interface {
+	// WriteCapable returns why the read role could write (superuser,
+	// INSERT/UPDATE/DELETE/CREATE somewhere, ...); nil when it cannot.
+	WriteCapable(ctx context.Context) ([]string, error)
+}

@@ -8,10 +8,16 @@
 //     compiles the text without running it, and the plan must show one
 //     statement of type SELECT whose objects are held to the same rules;
 //   - a snapshot transaction that is always rolled back, a statement
-//     timeout from the context (go-mssqldb sends an attention on cancel);
-//   - for the agent profiles, the connection's least-privilege login
-//     (agent_dsn): SELECT on the readable schemas and nothing else. That
-//     login, not this code, is the line; see docs/executor-mssql.md.
+//     timeout from the context: when it ends, go-mssqldb sends SQL Server
+//     an attention, which stops the statement at the server, and the
+//     session is closed;
+//   - the bytes one operation holds while it reads are bounded by its
+//     memory share (engine.Options.OperationMemory): SET TEXTSIZE cuts large
+//     values at the server, and the socket is metered (wire.go);
+//   - every profile runs as the connection's least-privilege login
+//     (agent_dsn when set, else dsn): SELECT on the readable schemas and
+//     nothing else. That login, not this code, is the line; WriteCapable
+//     says when it could write. See docs/executor-mssql.md.
 package mssql
 
 import (
@@ -20,10 +26,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
-	mssqldb "github.com/microsoft/go-mssqldb"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
 	guardmssql "github.com/sondehq/sonde/pkg/guard/mssql"
@@ -35,25 +41,51 @@ import (
 // MaxConns bounds the open connections of each of an engine's logins.
 const MaxConns = 8
 
-// sessionInit runs whenever a pooled session is handed out (after the
-// driver's reset): identifiers in "…" are identifiers, no implicit
-// transactions, and this reader loses any deadlock with the application.
-const sessionInit = "SET QUOTED_IDENTIFIER ON; SET ANSI_NULLS ON; SET IMPLICIT_TRANSACTIONS OFF; " +
-	"SET DEADLOCK_PRIORITY LOW; SET NOCOUNT ON; SET XACT_ABORT ON"
+// DefaultOperationMemory is the most bytes one operation may hold while it
+// reads when the executor gives no engine.Options.OperationMemory.
+const DefaultOperationMemory = 64 << 20
+
+// minTextSize is the least SET TEXTSIZE the engine sets: the server's own
+// showplan documents must fit under it.
+const minTextSize = 1 << 20
+
+// sessionInit is what runs whenever a pooled session is handed out (after
+// the driver's reset): identifiers in "…" are identifiers, no implicit
+// transactions, this reader loses any deadlock with the application, and
+// no large value longer than textSize bytes leaves the server.
+func sessionInit(textSize int64) string {
+	return "SET QUOTED_IDENTIFIER ON; SET ANSI_NULLS ON; SET IMPLICIT_TRANSACTIONS OFF; " +
+		"SET DEADLOCK_PRIORITY LOW; SET NOCOUNT ON; SET XACT_ABORT ON; " +
+		fmt.Sprintf("SET TEXTSIZE %d", textSize)
+}
+
+// textSize is the SET TEXTSIZE for an operation memory of opMem bytes.
+func textSize(opMem int64) int64 {
+	return min(max(opMem, minTextSize), math.MaxInt32)
+}
 
 // Engine reads one SQL Server database. It is safe for concurrent use.
 type Engine struct {
-	owner *login // the connection's dsn: schema reads and the inspect profile
-	agent *login // agent_dsn, for the agent profiles; owner when none is set
-	// readable and large come from the connection; each login fills in its
-	// own catalog and default schema.
+	// l runs every profile: the connection's agent_dsn when it has one,
+	// else its dsn.
+	l *login
+	// readable and large come from the connection; the login fills in its
+	// catalog and default schema.
 	readable []string
 	large    map[string]string
+	// opMem bounds what one operation holds while it reads.
+	opMem int64
 }
+
+var (
+	_ engine.Engine           = (*Engine)(nil)
+	_ engine.PrivilegeChecker = (*Engine)(nil)
+)
 
 // login is one credential's pool and where its names resolve.
 type login struct {
 	db            *sql.DB
+	conn          *connector
 	catalog       string // DB_NAME()
 	defaultSchema string // SCHEMA_NAME()
 }
@@ -67,44 +99,49 @@ type Config struct {
 	// Readable and LargeTables are the connection's guard policy.
 	Readable    []string
 	LargeTables map[string]string
+	// OperationMemory bounds what one operation holds while it reads;
+	// zero means DefaultOperationMemory.
+	OperationMemory int64
 }
 
-// Open connects every login of cfg and checks each can reach its database.
+// Open connects the login that runs every profile — AgentDSN when set (DSN
+// is then not used at all), else DSN — and checks it can reach its
+// database.
 func Open(ctx context.Context, cfg Config) (*Engine, error) {
-	owner, err := openLogin(ctx, cfg.DSN)
-	if err != nil {
-		return nil, err
-	}
-	e := &Engine{owner: owner, agent: owner, readable: cfg.Readable, large: cfg.LargeTables}
+	dsn, which := cfg.DSN, "dsn"
 	if cfg.AgentDSN != "" {
-		if e.agent, err = openLogin(ctx, cfg.AgentDSN); err != nil {
-			owner.db.Close()
-			return nil, fmt.Errorf("mssql: agent_dsn: %w", err)
-		}
-		if !strings.EqualFold(e.agent.catalog, owner.catalog) {
-			e.Close()
-			return nil, fmt.Errorf("mssql: agent_dsn reaches database %q, dsn reaches %q", e.agent.catalog, owner.catalog)
-		}
+		dsn, which = cfg.AgentDSN, "agent_dsn"
 	}
-	return e, nil
+	if dsn == "" {
+		return nil, errors.New("mssql: the connection has no dsn")
+	}
+	opMem := cfg.OperationMemory
+	if opMem <= 0 {
+		opMem = DefaultOperationMemory
+	}
+	l, err := openLogin(ctx, dsn, opMem)
+	if err != nil {
+		return nil, fmt.Errorf("mssql: %s: %w", which, err)
+	}
+	return &Engine{l: l, readable: cfg.Readable, large: cfg.LargeTables, opMem: opMem}, nil
 }
 
 // OpenConnection is the executor's engine.Opener for mssql connections.
-func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
-	return Open(ctx, Config{DSN: c.DSN, AgentDSN: c.AgentDSN, Readable: c.Readable, LargeTables: c.LargeTables})
+func OpenConnection(ctx context.Context, c connections.Connection, o engine.Options) (engine.Engine, error) {
+	return Open(ctx, Config{DSN: c.DSN, AgentDSN: c.AgentDSN, Readable: c.Readable, LargeTables: c.LargeTables,
+		OperationMemory: o.OperationMemory})
 }
 
-func openLogin(ctx context.Context, dsn string) (*login, error) {
-	conn, err := mssqldb.NewConnector(dsn)
+func openLogin(ctx context.Context, dsn string, opMem int64) (*login, error) {
+	conn, err := newConnector(dsn, sessionInit(textSize(opMem)), opMem)
 	if err != nil {
-		return nil, fmt.Errorf("mssql: %w", err)
+		return nil, err
 	}
-	conn.SessionInitSQL = sessionInit
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(MaxConns)
 	db.SetMaxIdleConns(MaxConns)
 	db.SetConnMaxIdleTime(10 * time.Minute)
-	l := &login{db: db}
+	l := &login{db: db, conn: conn}
 	var snapshot sql.NullInt64
 	err = db.QueryRowContext(ctx,
 		"SELECT DB_NAME(), SCHEMA_NAME(), (SELECT snapshot_isolation_state FROM sys.databases WHERE database_id = DB_ID())").
@@ -124,24 +161,8 @@ func openLogin(ctx context.Context, dsn string) (*login, error) {
 	return l, nil
 }
 
-// Close closes every login's connections.
-func (e *Engine) Close() error {
-	err := e.owner.db.Close()
-	if e.agent != e.owner {
-		err = errors.Join(err, e.agent.db.Close())
-	}
-	return err
-}
-
-// loginFor picks the credential of a profile: the least-privilege one for
-// everything an agent sends.
-func (e *Engine) loginFor(p contracts.Profile) *login {
-	switch p {
-	case contracts.ProfileAgentReadOnly, contracts.ProfileAgentHandover, contracts.ProfileAgentOperations:
-		return e.agent
-	}
-	return e.owner
-}
+// Close closes the login's connections.
+func (e *Engine) Close() error { return e.l.db.Close() }
 
 // Policy is the guard policy of a login: the connection's patterns and
 // large tables, the login's database and default schema.
@@ -157,7 +178,7 @@ func (e *Engine) policy(l *login) guard.Policy {
 // by the guard or by the server's plan), a *rowset.TooLargeError or a
 // *contracts.DBError.
 func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, error) {
-	l := e.loginFor(req.Profile)
+	l := e.l
 	pol := e.policy(l)
 	st, ref := guard.Check(guardmssql.Reader{}, req.SQL, pol)
 	if ref != nil {
@@ -229,15 +250,12 @@ func showplan(ctx context.Context, conn *sql.Conn, text string) (plan *Plan, err
 // errSessionBad marks a session that must not go back to the pool.
 var errSessionBad = errors.New("mssql: session left in an unknown state")
 
-// batch is the text as sent. go-mssqldb sends a text with no whitespace,
-// quote or parenthesis as a stored procedure call, not as a batch; a
-// trailing newline keeps every text a batch.
-func batch(text string) string {
-	if strings.ContainsAny(text, " \t\r\n('") {
-		return text
-	}
-	return text + "\n"
-}
+// batch is the text as sent. go-mssqldb sends a text it takes for a
+// procedure name as an RPC call, not as a batch (isProc: it reads
+// SELECT*FROM"t".[a b] as one, since a space inside brackets does not
+// count); a newline outside brackets ends that reading, so every text gets
+// one at its end, where no bracket is open.
+func batch(text string) string { return text + "\n" }
 
 // SchemaSQL composes the catalog read of a schema operation: every column
 // of every table and view the login may see, with its type, nullability and
@@ -276,15 +294,13 @@ func (e *Engine) Schema(ctx context.Context, req engine.Request) (engine.Result,
 	if strings.ContainsRune(req.Schema+req.Table, 0) {
 		return engine.Result{}, guard.Refuse(contracts.RefuseBadRequest, "a schema or table name holds a NUL byte", "name the schema and table plainly")
 	}
-	l := e.loginFor(req.Profile)
+	l := e.l
 	pol := e.policy(l)
 	keep := func(row []any) bool {
 		s, _ := row[0].(string)
 		t, _ := row[1].(string)
-		st := &guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{{Schema: s, Name: t}}}}}
-		pol := pol
-		pol.LargeTables = nil
-		return guard.Apply(st, pol) == nil
+		schema, system := guardmssql.SystemSchema(s, t)
+		return pol.CanRead(guard.NamesFold, guard.Table{Schema: schema, Name: t, System: system})
 	}
 	return e.run(ctx, l, req, SchemaSQL(req.Schema, req.Table), nil, keep)
 }
@@ -304,7 +320,21 @@ func (e *Engine) run(ctx context.Context, l *login, req engine.Request, stmt str
 	if err != nil {
 		return res, classify(ctx, err, req.Timeout)
 	}
-	defer func() { release(conn, err) }()
+	sock := l.conn.socket(conn)
+	defer func() { release(conn, err, sock) }()
+	// A response that passed the operation's memory ends the operation as
+	// too large, whatever error the driver made of the failed read.
+	defer func() {
+		var tooLarge *rowset.TooLargeError
+		if sock == nil || !sock.tripped.Load() || errors.As(err, &tooLarge) {
+			return
+		}
+		rows := 0
+		if res.Rows != nil {
+			rows = len(res.Rows.Rows)
+		}
+		res, err = truncated(res, req.Limits, &rowset.TooLargeError{By: rowset.ByBytes, Limit: int(min(e.opMem, math.MaxInt32)), Rows: rows})
+	}()
 
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
@@ -328,24 +358,47 @@ func (e *Engine) run(ctx context.Context, l *login, req engine.Request, stmt str
 		return res, classify(ctx, err, req.Timeout)
 	}
 	defer rows.Close()
-	set, err := rowset.Collect(rows, req.Limits, value, keep)
+	limit := textSize(e.opMem)
+	convert := func(v any, dbType string) (any, error) {
+		if sock != nil {
+			sock.reset() // a row was taken off the response
+		}
+		if capValue(v, dbType, limit) {
+			return nil, &rowset.TooLargeError{By: rowset.ByBytes, Limit: int(limit)}
+		}
+		return value(v, dbType)
+	}
+	set, err := rowset.Collect(rows, req.Limits, convert, keep)
 	res.Rows = set
 	if err != nil {
 		var tooLarge *rowset.TooLargeError
 		if errors.As(err, &tooLarge) {
-			return res, err
+			return truncated(res, req.Limits, tooLarge)
 		}
 		return res, classify(ctx, err, req.Timeout)
 	}
 	return res, nil
 }
 
+// truncated turns a value or response past the operation's memory into a
+// truncated result under a truncating profile (inspect); other profiles get
+// the *rowset.TooLargeError.
+func truncated(res engine.Result, limits rowset.Limits, tooLarge *rowset.TooLargeError) (engine.Result, error) {
+	if !limits.Truncate || res.Rows == nil {
+		return res, tooLarge
+	}
+	res.Rows.Truncated, res.Rows.TruncatedBy = true, []string{rowset.ByBytes}
+	return res, nil
+}
+
 // release hands a session back to the pool, or closes it when the
 // statement did not end cleanly: a timeout, a cancellation, a session whose
-// settings could not be restored.
-func release(conn *sql.Conn, err error) {
+// settings could not be restored, a value or response past the operation's
+// memory (the driver stopped mid-response).
+func release(conn *sql.Conn, err error, sock *meteredConn) {
 	var de *contracts.DBError
-	bad := errors.Is(err, errSessionBad) ||
+	var tooLarge *rowset.TooLargeError
+	bad := errors.Is(err, errSessionBad) || errors.As(err, &tooLarge) || sock != nil && sock.tripped.Load() ||
 		errors.As(err, &de) && (de.Class == contracts.DBTimeout || de.Class == contracts.DBCancelled || de.Class == contracts.DBOther)
 	if bad {
 		// Raw returning driver.ErrBadConn makes database/sql close the

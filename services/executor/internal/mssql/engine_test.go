@@ -101,7 +101,11 @@ func TestBatch(t *testing.T) {
 	if got := batch("SELECT*FROM\"t\""); got != "SELECT*FROM\"t\"\n" {
 		t.Errorf("batch: %q", got)
 	}
-	if got := batch("SELECT 1"); got != "SELECT 1" {
+	if got := batch("SELECT 1"); got != "SELECT 1\n" {
+		t.Errorf("batch: %q", got)
+	}
+	// A space inside brackets does not stop go-mssqldb's procedure test.
+	if got := batch(`SELECT*FROM"t".[a b]`); got != "SELECT*FROM\"t\".[a b]\n" {
 		t.Errorf("batch: %q", got)
 	}
 }

@@ -126,3 +126,57 @@ func TestLiveRead(t *testing.T) {
 		t.Errorf("schema: %v, %+v", err, res.Rows)
 	}
 }
+
+// TestLiveMemoryCancelPrivileges: a value past the operation's memory is
+// refused under an agent profile and truncated under inspect, with the
+// session closed; a cancelled context stops the statement at the server
+// (go-mssqldb sends an attention); the test login, which created a schema,
+// is reported as able to write.
+func TestLiveMemoryCancelPrivileges(t *testing.T) {
+	_, dsn := live(t)
+	ctx := context.Background()
+	e, err := Open(ctx, Config{DSN: dsn, Readable: []string{"sonde_test.*", "sys.all_objects"}, OperationMemory: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	reasons, err := e.WriteCapable(ctx)
+	if err != nil || len(reasons) == 0 {
+		t.Errorf("a login that creates schemas: %q, %v; want reasons", reasons, err)
+	}
+
+	req := engine.Request{Profile: contracts.ProfileAgentReadOnly, Limits: rowset.Limits{MaxRows: 10, MaxBytes: 8 << 20}, Timeout: 30 * time.Second}
+	for _, sql := range []string{
+		"SELECT REPLICATE(CAST('x' AS varchar(max)), 5000000) AS big",
+		"SELECT REPLICATE(CAST(N'x' AS nvarchar(max)), 5000000) AS big",
+		"SELECT CAST(REPLICATE(CAST('x' AS varchar(max)), 5000000) AS varbinary(max)) AS big",
+	} {
+		req.SQL = sql
+		var tooLarge *rowset.TooLargeError
+		if _, err := e.Read(ctx, req); !errors.As(err, &tooLarge) {
+			t.Errorf("%s: %v, want too large", sql, err)
+		}
+	}
+	req.Profile, req.Limits.Truncate = contracts.ProfileInspect, true
+	req.SQL = "SELECT REPLICATE(CAST('x' AS varchar(max)), 5000000) AS big"
+	if res, err := e.Read(ctx, req); err != nil || !res.Rows.Truncated {
+		t.Errorf("inspect: %v, %+v; want truncated", err, res.Rows)
+	}
+	req.SQL = "SELECT 1 AS one"
+	if _, err := e.Read(ctx, req); err != nil {
+		t.Errorf("the pool did not recover after a value too large: %v", err)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	req.SQL = "SELECT COUNT_BIG(*) FROM sys.all_objects a CROSS JOIN sys.all_objects b CROSS JOIN sys.all_objects c CROSS JOIN sys.all_objects d"
+	start := time.Now()
+	var de *contracts.DBError
+	if _, err := e.Read(cctx, req); !errors.As(err, &de) || de.Class != contracts.DBCancelled {
+		t.Errorf("cancelled: %v, want cancelled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the cancelled statement took %s to stop", d)
+	}
+}

@@ -160,6 +160,7 @@ func CheckPlan(plan *Plan, st *guard.Statement, p guard.Policy) *contracts.Refus
 			continue
 		}
 		t := guard.Table{Catalog: o.Database, Schema: o.Schema, Name: o.Table}
+		t.Schema, t.System = guardmssql.SystemSchema(t.Schema, t.Name)
 		if strings.EqualFold(t.Catalog, p.Catalog) {
 			t.Catalog = "" // Apply compares a set catalog with the connection's
 		}
@@ -180,7 +181,7 @@ func CheckPlan(plan *Plan, st *guard.Statement, p guard.Policy) *contracts.Refus
 	for _, t := range tables {
 		// One scope per object: a large table the guard did not see has no
 		// bound it could have checked.
-		if ref := guard.Apply(&guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{t}}}}, p); ref != nil {
+		if ref := guard.Apply(&guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{t}}}, Names: guard.NamesFold}, p); ref != nil {
 			return ref
 		}
 	}

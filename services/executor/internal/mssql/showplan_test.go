@@ -99,6 +99,18 @@ func TestCheckPlan(t *testing.T) {
 	if ref := CheckPlan(plan, st, planPolicy); ref == nil || ref.Code != contracts.RefuseTableNotReadable {
 		t.Errorf("hr.salaries in the plan: %+v", ref)
 	}
+	// SQL Server's own catalogs in the plan (a view over sys.sql_modules,
+	// a compatibility view) are readable only when a pattern names them,
+	// even when every table is.
+	open := planPolicy
+	open.Readable = []string{"*"}
+	for _, o := range []PlanObject{{Database: "shop", Schema: "sys", Table: "sysschobjs"}, {Schema: "sys", Table: "sql_modules"},
+		{Database: "shop", Schema: "dbo", Table: "sysobjects"}, {Schema: "INFORMATION_SCHEMA", Table: "ROUTINES"}} {
+		plan.Objects = []PlanObject{o}
+		if ref := CheckPlan(plan, st, open); ref == nil || ref.Code != contracts.RefuseTableNotReadable {
+			t.Errorf("%+v in the plan under readable *: %+v", o, ref)
+		}
+	}
 	plan.Objects = []PlanObject{{Server: "lnk", Database: "shop", Schema: "dbo", Table: "orders"}}
 	if ref := CheckPlan(plan, st, planPolicy); ref == nil || ref.Code != contracts.RefuseTableNotReadable {
 		t.Errorf("an object on a linked server: %+v", ref)

@@ -3,6 +3,7 @@ package mssql
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
@@ -47,4 +48,39 @@ func value(v any, dbType string) (any, error) {
 func guid(b []byte) string {
 	return fmt.Sprintf("%02X%02X%02X%02X-%02X%02X-%02X%02X-%02X%02X-%02X%02X%02X%02X%02X%02X",
 		b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+}
+
+// capValue reports whether a value reached textSize, the SET TEXTSIZE of the
+// session: SQL Server cuts a large value there, so one that reaches it may
+// have been cut and is refused rather than passed on short. textSize counts
+// the server's bytes: two per UTF-16 unit for the N types, one per byte
+// otherwise (a code-page character may take more bytes in UTF-8, which only
+// refuses earlier). xml is held to the same count, though TEXTSIZE does not
+// cut it.
+func capValue(v any, dbType string, textSize int64) bool {
+	switch x := v.(type) {
+	case []byte:
+		return int64(len(x)) >= textSize
+	case string:
+		if int64(len(x)) >= textSize {
+			return true
+		}
+		switch strings.ToUpper(dbType) {
+		case "NVARCHAR", "NCHAR", "NTEXT", "XML":
+			return 2*utf16Len(x) >= textSize
+		}
+	}
+	return false
+}
+
+// utf16Len is the length of s in UTF-16 code units.
+func utf16Len(s string) int64 {
+	n := int64(0)
+	for _, r := range s {
+		n++
+		if r > 0xffff || r == utf8.RuneError {
+			n++ // a surrogate pair (or, conservatively, a replaced byte)
+		}
+	}
+	return n
 }

@@ -14,18 +14,29 @@
 //     rolled back;
 //   - the session is reset (DISCARD ALL) before the connection goes back to
 //     the pool; a connection that fails any of this is closed, never reused;
-//   - agent profiles run as the connection's agent_dsn role when it has one:
+//   - every profile runs as the connection's agent_dsn role when it has one:
 //     a role that can read only what the operator granted
-//     (docs/executor-postgres.md).
+//     (docs/executor-postgres.md); WriteCapable says when the role that
+//     runs reads could write;
+//   - inside the transaction, before the statement, the names it calls are
+//     looked up in the server's catalog: a user-defined function or
+//     operator of one of those names is refused (checkUses);
+//   - no wire message over the operation's memory is read (a value too
+//     large ends as *rowset.TooLargeError and closes that connection), and
+//     a cancelled context sends PostgreSQL a cancel request, so the
+//     statement stops at the server.
 package postgres
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
@@ -37,50 +48,64 @@ import (
 // MaxConns bounds the connections of each of an engine's pools.
 const MaxConns = 8
 
+// DefaultOperationMemory is the most bytes one wire message may hold when
+// the executor gives no engine.Options.OperationMemory.
+const DefaultOperationMemory = 64 << 20
+
 // Engine serves one PostgreSQL connection. It is safe for concurrent use.
 type Engine struct {
-	owner  *pgxpool.Pool // the connection's dsn: inspect reads
-	agent  *pgxpool.Pool // agent_dsn, or owner when there is none
+	// pool runs every profile: the connection's agent_dsn when it has one,
+	// else its dsn.
+	pool   *pgxpool.Pool
 	policy guard.Policy
+	// opMem bounds one wire message (engine.Options.OperationMemory).
+	opMem int64
 }
 
 var _ engine.Engine = (*Engine)(nil)
 
 // OpenConnection is the engine.Opener of PostgreSQL connections.
-func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
-	return New(ctx, c)
+func OpenConnection(ctx context.Context, c connections.Connection, o engine.Options) (engine.Engine, error) {
+	return New(ctx, c, o)
 }
 
-// New opens the pools of c (its dsn, and its agent_dsn when set) and proves
-// each can reach the database.
-func New(ctx context.Context, c connections.Connection) (*Engine, error) {
-	if c.DSN == "" {
+// New opens the pool of c and proves it can reach the database. Every
+// profile runs as the connection's least-privilege role: its agent_dsn when
+// set (the dsn is then not used at all), else its dsn.
+func New(ctx context.Context, c connections.Connection, o engine.Options) (*Engine, error) {
+	dsn, which := c.DSN, "dsn"
+	if c.AgentDSN != "" {
+		dsn, which = c.AgentDSN, "agent_dsn"
+	}
+	if dsn == "" {
 		return nil, errors.New("postgres: the connection has no dsn")
 	}
-	owner, err := newPool(ctx, c.DSN)
+	pool, err := newPool(ctx, dsn, o)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: dsn: %w", err)
+		return nil, fmt.Errorf("postgres: %s: %w", which, err)
 	}
-	e := &Engine{owner: owner, agent: owner}
-	if c.AgentDSN != "" {
-		if e.agent, err = newPool(ctx, c.AgentDSN); err != nil {
-			owner.Close()
-			return nil, fmt.Errorf("postgres: agent_dsn: %w", err)
-		}
-	}
+	e := &Engine{pool: pool, opMem: operationMemory(o)}
 	e.policy = guard.Policy{
 		Readable:      c.Readable,
 		LargeTables:   c.LargeTables,
 		DefaultSchema: pgguard.DefaultSchema,
-		Catalog:       owner.Config().ConnConfig.Database,
+		Catalog:       pool.Config().ConnConfig.Database,
 	}
 	return e, nil
 }
 
+func operationMemory(o engine.Options) int64 {
+	if o.OperationMemory > 0 {
+		return o.OperationMemory
+	}
+	return DefaultOperationMemory
+}
+
 // Config parses dsn into the pool configuration every pool of this engine
 // uses: the extended protocol only, read-only sessions, a search path that
-// matches the guard's default schema.
-func Config(dsn string) (*pgxpool.Config, error) {
+// matches the guard's default schema, no wire message larger than the
+// operation's memory, and cancel requests when a context ends.
+func Config(dsn string, o engine.Options) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
@@ -105,11 +130,24 @@ func Config(dsn string) (*pgxpool.Config, error) {
 	if cc.RuntimeParams["application_name"] == "" {
 		cc.RuntimeParams["application_name"] = "sonde-executor"
 	}
+	// A DataRow over this is refused from its header, before its body is
+	// read: the bytes are bounded while reading, not after.
+	cc.MaxProtocolMessageBodyLen = int(min(operationMemory(o), math.MaxInt32))
+	// A context that ends sends the server a cancel request, so the
+	// statement stops there too; the socket's deadline follows only if the
+	// server does not answer in time.
+	cc.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: cancelGrace}
+	}
 	return cfg, nil
 }
 
-func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
-	cfg, err := Config(dsn)
+// cancelGrace is how long a cancelled statement has to stop at the server
+// before the client closes the socket.
+const cancelGrace = 3 * time.Second
+
+func newPool(ctx context.Context, dsn string, o engine.Options) (*pgxpool.Pool, error) {
+	cfg, err := Config(dsn, o)
 	if err != nil {
 		return nil, err
 	}
@@ -125,21 +163,10 @@ func newPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	return p, nil
 }
 
-// Close closes the engine's pools.
+// Close closes the engine's pool.
 func (e *Engine) Close() error {
-	if e.agent != e.owner {
-		e.agent.Close()
-	}
-	e.owner.Close()
+	e.pool.Close()
 	return nil
-}
-
-// pool is the pool a profile runs on: the agent's for agent profiles.
-func (e *Engine) pool(p contracts.Profile) *pgxpool.Pool {
-	if p == contracts.ProfileInspect {
-		return e.owner
-	}
-	return e.agent
 }
 
 // Check guards one statement under the connection's policy.
@@ -157,7 +184,11 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, e
 	if ref := req.Repeated(st.Fingerprint()); ref != nil {
 		return engine.Result{}, ref
 	}
-	res, err := e.run(ctx, e.pool(req.Profile), st.Text, req.Params, req)
+	uses, ref := pgguard.UsesOf(st)
+	if ref != nil {
+		return engine.Result{}, ref
+	}
+	res, err := e.runChecked(ctx, st.Text, req.Params, req, &uses)
 	res.Fingerprint = st.Fingerprint()
 	return res, err
 }

@@ -128,7 +128,23 @@ func (s *server) engine(t *testing.T) *Engine {
 	e, err := New(context.Background(), connections.Connection{
 		ID: "pg", Engine: contracts.EnginePostgres, DSN: s.ownerDSN, AgentDSN: s.agentDSN,
 		Readable: p.Readable, LargeTables: p.LargeTables,
-	})
+	}, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// ownerEngine opens an engine on the fixture as its owner (no agent_dsn):
+// the connection an operator who skipped the agent role would have.
+func (s *server) ownerEngine(t *testing.T) *Engine {
+	t.Helper()
+	p := postgrestest.Policy()
+	e, err := New(context.Background(), connections.Connection{
+		ID: "pg-owner", Engine: contracts.EnginePostgres, DSN: s.ownerDSN,
+		Readable: p.Readable, LargeTables: p.LargeTables,
+	}, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,16 +207,19 @@ func TestCommitInsertCannotWrite(t *testing.T) {
 		if !errors.As(err, &ref) || ref.Code != contracts.RefuseNotOneStatement {
 			t.Fatalf("Read under %s: %v, want refusal not_one_statement", p, err)
 		}
-		// Below the guard: the transaction layer, on both pools.
-		for _, pool := range []*pgxpool.Pool{e.owner, e.agent} {
-			_, err = e.run(ctx, pool, commitInsert, nil, req("", p))
+		// Below the guard: the transaction layer, as the agent role and as
+		// the owner.
+		for _, eng := range []*Engine{e, s.ownerEngine(t)} {
+			_, err = eng.run(ctx, commitInsert, nil, req("", p))
 			if d := dbErr(t, err); d.Class != contracts.DBSyntax || !strings.Contains(d.Message, "42601") {
 				t.Fatalf("run(COMMIT; INSERT): %+v, want 42601 syntax", d)
 			}
 		}
 	}
-	// Below the transaction: a bare pooled connection, outside any BEGIN.
-	c, err := e.owner.Acquire(ctx)
+	// Below the transaction: a bare pooled connection of the owner, outside
+	// any BEGIN.
+	owner := s.ownerEngine(t)
+	c, err := owner.pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,10 +235,10 @@ func TestCommitInsertCannotWrite(t *testing.T) {
 	}
 	c.Release()
 	// A lone COMMIT ends the read-only transaction, and nothing else is sent.
-	if _, err := e.run(ctx, e.owner, "COMMIT", nil, req("", contracts.ProfileInspect)); err != nil {
+	if _, err := owner.run(ctx, "COMMIT", nil, req("", contracts.ProfileInspect)); err != nil {
 		t.Fatalf("run(COMMIT): %v", err)
 	}
-	_, err = e.run(ctx, e.owner, "INSERT INTO public.orders (customer_id, amount, created_at) VALUES (1, 1, now())", nil, req("", contracts.ProfileInspect))
+	_, err = owner.run(ctx, "INSERT INTO public.orders (customer_id, amount, created_at) VALUES (1, 1, now())", nil, req("", contracts.ProfileInspect))
 	if d := dbErr(t, err); d.Class != contracts.DBPermission {
 		t.Fatalf("run(INSERT): %+v, want permission (read-only transaction)", d)
 	}
@@ -248,7 +267,7 @@ func TestHostileCorpusLeavesDatabaseUnchanged(t *testing.T) {
 		}
 		r := req("", contracts.ProfileAgentReadOnly)
 		r.Timeout = 2 * time.Second
-		_, _ = e.run(ctx, e.agent, c.SQL, nil, r) // whatever it answers, nothing may change
+		_, _ = e.run(ctx, c.SQL, nil, r) // whatever it answers, nothing may change
 	}
 	if after := s.state(t); after != before {
 		t.Fatalf("the database changed:\n before %s\n after  %s", before, after)
@@ -288,7 +307,7 @@ func TestTimeoutAndCancelClassified(t *testing.T) {
 // gone at the next.
 func TestSessionDoesNotLeak(t *testing.T) {
 	s := testServer(t)
-	cfg, err := Config(s.ownerDSN)
+	cfg, err := Config(s.ownerDSN, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,11 +317,11 @@ func TestSessionDoesNotLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	e := &Engine{owner: pool, agent: pool, policy: postgrestest.Policy()}
+	e := &Engine{pool: pool, policy: postgrestest.Policy(), opMem: DefaultOperationMemory}
 	ctx := context.Background()
 	one := func(sql string) []any {
 		t.Helper()
-		res, err := e.run(ctx, pool, sql, nil, req("", contracts.ProfileInspect))
+		res, err := e.run(ctx, sql, nil, req("", contracts.ProfileInspect))
 		if err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
@@ -330,8 +349,8 @@ func TestSessionDoesNotLeak(t *testing.T) {
 	}
 }
 
-// TestAgentRole runs agent profiles as the agent role and inspect as the
-// owner; the role reads only what it was granted.
+// TestAgentRole runs every profile, inspect included, as the agent role
+// when the connection has one; the role reads only what it was granted.
 func TestAgentRole(t *testing.T) {
 	s := testServer(t)
 	e := s.engine(t)
@@ -346,8 +365,8 @@ func TestAgentRole(t *testing.T) {
 	if u := user(contracts.ProfileAgentReadOnly); u != s.agentRole {
 		t.Fatalf("agent-read-only ran as %v, want %s", u, s.agentRole)
 	}
-	if u := user(contracts.ProfileInspect); u != "postgres" {
-		t.Fatalf("inspect ran as %v, want the dsn's postgres", u)
+	if u := user(contracts.ProfileInspect); u != s.agentRole {
+		t.Fatalf("inspect ran as %v, want the agent_dsn's %s", u, s.agentRole)
 	}
 	res, err := e.Read(ctx, req("SELECT count(*) FROM orders", contracts.ProfileAgentReadOnly))
 	if err != nil || res.Rows.Rows[0][0] != int64(500) {
@@ -355,7 +374,7 @@ func TestAgentRole(t *testing.T) {
 	}
 	// Below the guard, the role itself holds the line.
 	for _, q := range []string{"SELECT * FROM secret.keys", "SELECT pg_read_file('/etc/hostname')", "COPY (SELECT 1) TO PROGRAM 'true'"} {
-		_, err := e.run(ctx, e.agent, q, nil, req("", contracts.ProfileAgentReadOnly))
+		_, err := e.run(ctx, q, nil, req("", contracts.ProfileAgentReadOnly))
 		if d := dbErr(t, err); d.Class != contracts.DBPermission {
 			t.Errorf("agent %q: %+v, want permission", q, d)
 		}
@@ -443,7 +462,7 @@ func TestErrorsClassified(t *testing.T) {
 	for _, c := range cases {
 		var err error
 		if c.raw {
-			_, err = e.run(ctx, e.owner, c.sql, nil, req("", contracts.ProfileInspect))
+			_, err = s.ownerEngine(t).run(ctx, c.sql, nil, req("", contracts.ProfileInspect))
 		} else {
 			_, err = e.Read(ctx, req(c.sql, contracts.ProfileInspect))
 		}
@@ -453,7 +472,7 @@ func TestErrorsClassified(t *testing.T) {
 	}
 	// A server that is not there is unavailable.
 	_, err := New(ctx, connections.Connection{ID: "x", Engine: contracts.EnginePostgres,
-		DSN: "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=2"})
+		DSN: "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=2"}, engine.Options{})
 	if d := dbErr(t, err); d.Class != contracts.DBUnavailable {
 		t.Fatalf("unreachable server: %+v", d)
 	}

@@ -3,13 +3,16 @@ package postgres
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sondehq/sonde/contracts"
+	pgguard "github.com/sondehq/sonde/pkg/guard/postgres"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
@@ -18,12 +21,20 @@ import (
 // the server's own timeout (57014) fires first and is the one reported.
 const grace = 2 * time.Second
 
-// run sends one statement on a connection of pool, inside a read-only
-// transaction that is always rolled back, and collects its rows. It does
-// not guard: callers pass guarded or composed SQL. Tests call it with
-// hostile text to show what the database itself refuses.
-func (e *Engine) run(ctx context.Context, pool *pgxpool.Pool, sql string, params []any, req engine.Request) (res engine.Result, err error) {
+// run sends one statement on a connection of the engine's pool, inside a
+// read-only transaction that is always rolled back, and collects its rows.
+// It does not guard: callers pass guarded or composed SQL. Tests call it
+// with hostile text to show what the database itself refuses.
+func (e *Engine) run(ctx context.Context, sql string, params []any, req engine.Request) (engine.Result, error) {
+	return e.runChecked(ctx, sql, params, req, nil)
+}
+
+// runChecked is run that first, inside the transaction, refuses the
+// statement when uses names a user-defined function or operator, or an
+// attribute that would call a function the allowlist refuses (checkUses).
+func (e *Engine) runChecked(ctx context.Context, sql string, params []any, req engine.Request, uses *pgguard.Uses) (res engine.Result, err error) {
 	res.SQL = sql
+	pool := e.pool
 	callerCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -66,6 +77,19 @@ func (e *Engine) run(ctx context.Context, pool *pgxpool.Pool, sql string, params
 			return res, classify(callerCtx, err)
 		}
 	}
+	if uses != nil {
+		if err := checkUses(ctx, c.Conn(), uses); err != nil {
+			var ref *contracts.Refusal
+			if errors.As(err, &ref) {
+				return res, ref
+			}
+			return res, classify(callerCtx, err)
+		}
+	}
+	// No message of this result may be larger than what the result may hold
+	// (or the operation's memory): a row over it ends the read from its
+	// header, and the connection with it.
+	pc.Frontend().SetMaxBodyLen(bodyLimit(e.opMem, req.Limits))
 
 	start := time.Now()
 	res.Statements = 1
@@ -100,14 +124,41 @@ func reset(c *pgxpool.Conn) bool {
 	return control(ctx, pc, "DISCARD ALL") == nil
 }
 
+// bodyLimit is the largest wire message a read with limits may receive: a
+// row's text on the wire is at most about its JSON form, so twice the
+// result's byte bound (and some room for many columns) is never a row the
+// result could keep; never more than the operation's memory.
+func bodyLimit(opMem int64, limits rowset.Limits) int {
+	n := opMem
+	if limits.MaxBytes > 0 {
+		n = min(n, 2*int64(limits.MaxBytes)+64<<10)
+	}
+	return int(min(n, math.MaxInt32))
+}
+
 // query runs sql over the extended protocol with every result column in
 // text format, and collects the rows under limits. When it stops before the
 // last row (truncated, or too large for a refusing profile) it cancels the
 // statement rather than read the rest off the wire; the connection is then
-// closed by pgx and never reused.
-func query(ctx context.Context, conn *pgx.Conn, sql string, params []any, limits rowset.Limits) (*rowset.Set, error) {
+// closed by pgx and never reused. A row whose wire message passes the
+// connection's limit ends the read the same way: too large, or truncated.
+func query(ctx context.Context, conn *pgx.Conn, sql string, params []any, limits rowset.Limits) (set *rowset.Set, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() {
+		var exceeded *pgproto3.ExceededMaxBodyLenErr
+		if !errors.As(err, &exceeded) {
+			return
+		}
+		if set == nil {
+			set = rowset.New([]contracts.Column{}, limits)
+		}
+		if limits.Truncate {
+			set.Truncated, set.TruncatedBy, err = true, []string{rowset.ByBytes}, nil
+			return
+		}
+		err = &rowset.TooLargeError{By: rowset.ByBytes, Limit: limits.MaxBytes, Rows: len(set.Rows)}
+	}()
 	args := append([]any{pgx.QueryExecModeDescribeExec, pgx.QueryResultFormats{pgx.TextFormatCode}}, params...)
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
@@ -120,7 +171,7 @@ func query(ctx context.Context, conn *pgx.Conn, sql string, params []any, limits
 	for i, f := range fields {
 		columns[i] = contracts.Column{Name: f.Name, Type: typeName(tm, f.DataTypeOID)}
 	}
-	set := rowset.New(columns, limits)
+	set = rowset.New(columns, limits)
 	stop := func(err error) (*rowset.Set, error) {
 		cancel()
 		rows.Close()

@@ -64,7 +64,7 @@ var schemaColumns = []contracts.Column{{Name: "type", Type: "text"}, {Name: "nam
 func (e *Engine) Schema(ctx context.Context, req engine.Request) (engine.Result, error) {
 	all := req
 	all.Limits = rowset.Limits{MaxRows: 1 << 20, MaxBytes: 64 << 20, Truncate: true}
-	res, err := e.run(ctx, e.pool(req.Profile), SchemaSQL, []any{req.Schema, req.Table}, all)
+	res, err := e.run(ctx, SchemaSQL, []any{req.Schema, req.Table}, all)
 	if err != nil {
 		return res, err
 	}

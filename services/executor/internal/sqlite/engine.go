@@ -17,7 +17,14 @@
 //     SQLITE_READONLY whatever compiled (never immutable=1, which would let
 //     SQLite read a file another process changes as if it were constant);
 //   - query_only and trusted_schema=OFF pragmas, and sqlite3_limit bounds on
-//     statement length, values, parameters and attached databases.
+//     statement length, values (the operation's memory, at most 1 MB),
+//     parameters and attached databases.
+//
+// The file is the one the connection opened: a path that is a symbolic link,
+// or lies under one, is refused (the file read must be the file named), and
+// each operation checks that the path still names the same file (device and
+// inode). A file replaced under the path is reopened; a deleted one fails
+// the operation as unavailable rather than being served from the old copy.
 package sqlite
 
 import (
@@ -32,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
@@ -65,28 +73,88 @@ const DefaultSchema = "main"
 
 // Engine reads one SQLite database file. It is safe for concurrent use.
 type Engine struct {
-	db     *sql.DB
-	policy guard.Policy
+	path       string // absolute
+	policy     guard.Policy
+	valueLimit int // SQLITE_LIMIT_LENGTH of every connection
+
+	mu    sync.Mutex
+	db    *sql.DB
+	ident os.FileInfo // the file db's connections open
 }
 
 // Open opens the database file at path read-only and checks that it is a
 // SQLite database; p's readable and large tables hold every read (its
 // DefaultSchema is always main). The engine's connections come from a driver
 // of its own, so the authorizer installed on them applies to nothing else in
-// the process.
+// the process. A path that is, or lies under, a symbolic link is refused.
+// Values are limited to MaxValueBytes.
 func Open(ctx context.Context, path string, p guard.Policy) (*Engine, error) {
+	return OpenWith(ctx, path, p, engine.Options{})
+}
+
+// OpenWith is Open with the executor's options: a value (and a row) may be
+// no longer than o.OperationMemory, nor than MaxValueBytes.
+func OpenWith(ctx context.Context, path string, p guard.Policy, o engine.Options) (*Engine, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	fi, err := os.Stat(abs)
+	p.DefaultSchema = DefaultSchema
+	e := &Engine{path: abs, policy: p, valueLimit: MaxValueBytes}
+	if o.OperationMemory > 0 && o.OperationMemory < int64(e.valueLimit) {
+		e.valueLimit = int(max(o.OperationMemory, 1024))
+	}
+	db, ident, err := e.openDB(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
+		return nil, err
+	}
+	e.db, e.ident = db, ident
+	return e, nil
+}
+
+// checkPath holds the path to what the SQLite inspection rules allow: a
+// regular file, not a symbolic link, under no symbolic link, whose existing
+// -wal, -shm and -journal companions are regular files with one link. It
+// returns the file's identity.
+func checkPath(abs string) (os.FileInfo, error) {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s is a symbolic link; name the database file itself", abs)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("sqlite: %s is not a regular file", abs)
+		return nil, fmt.Errorf("%s is not a regular file", abs)
 	}
-	p.DefaultSchema = DefaultSchema
+	dir := filepath.Dir(abs)
+	if real, err := filepath.EvalSymlinks(dir); err != nil {
+		return nil, err
+	} else if real != dir {
+		return nil, fmt.Errorf("%s lies under a symbolic link (its directory is %s); name the file by that path", abs, real)
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		side, err := os.Lstat(abs + suffix)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !side.Mode().IsRegular() || hardLinks(side) > 1 {
+			return nil, fmt.Errorf("%s%s is not a plain file of its own (a link, a special file, or a file with other hard links); remove it or move the database", abs, suffix)
+		}
+	}
+	return fi, nil
+}
+
+// openDB opens a pool on the engine's file and proves it is a database.
+func (e *Engine) openDB(ctx context.Context) (*sql.DB, os.FileInfo, error) {
+	abs, p := e.path, e.policy
+	ident, err := checkPath(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sqlite: %w", err)
+	}
 	drv := &sqlite.Driver{}
 	drv.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
 		reg, ok := conn.(sqlite.AuthorizerRegisterer)
@@ -100,12 +168,11 @@ func Open(ctx context.Context, path string, p guard.Policy) (*Engine, error) {
 	db.SetMaxIdleConns(MaxConns)
 	db.SetConnMaxIdleTime(10 * time.Minute)
 
-	e := &Engine{db: db, policy: p}
 	// Reading the catalog proves the file is a database we can open.
 	conn, err := db.Conn(ctx)
 	if err == nil {
 		err = conn.Raw(func(dc any) error {
-			return dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(guardsqlite.Authorizer(guard.Policy{}, nil))
+			return dc.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(guardsqlite.Authorizer(guardsqlite.CatalogPolicy(), nil))
 		})
 		if err == nil {
 			var n int
@@ -118,9 +185,40 @@ func Open(ctx context.Context, path string, p guard.Policy) (*Engine, error) {
 	}
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+		return nil, nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
 	}
-	return e, nil
+	return db, ident, nil
+}
+
+// current returns the pool on the file the path names now: the same file as
+// before, or — when another file was put in its place — a new pool on it
+// (the old one closes once its operations end). A path that names no file
+// (deleted, moved) or a symbolic link fails as unavailable.
+func (e *Engine) current(ctx context.Context) (*sql.DB, *contracts.DBError) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.db == nil {
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: "the connection is closed"}
+	}
+	fi, err := os.Lstat(e.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: fmt.Sprintf(
+			"the database file %s is gone (deleted or moved) since the connection opened it; put the file back or fix the connection's path", e.path)}
+	case err != nil:
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: "the database file cannot be checked: " + err.Error()}
+	case os.SameFile(fi, e.ident) && fi.Mode()&os.ModeSymlink == 0:
+		return e.db, nil
+	}
+	db, ident, err := e.openDB(ctx)
+	if err != nil {
+		return nil, &contracts.DBError{Class: contracts.DBUnavailable, Message: fmt.Sprintf(
+			"the database file %s was replaced since the connection opened it, and the new one cannot be read: %v", e.path, err)}
+	}
+	old := e.db
+	e.db, e.ident = db, ident
+	go old.Close() // waits for the operations still running on the old file
+	return db, nil
 }
 
 // dsn is the URI the driver opens: read-only, never immutable.
@@ -148,7 +246,16 @@ func (c connector) Connect(ctx context.Context) (driver.Conn, error) {
 func (c connector) Driver() driver.Driver { return c.drv }
 
 // Close closes the engine's connections.
-func (e *Engine) Close() error { return e.db.Close() }
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.db == nil {
+		return nil
+	}
+	db := e.db
+	e.db = nil
+	return db.Close()
+}
 
 // Result is what one operation sent to SQLite and what came back.
 type Result = engine.Result
@@ -162,12 +269,16 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if ref != nil {
 		return Result{}, ref
 	}
-	conn, err := e.db.Conn(ctx)
+	db, dbErr := e.current(ctx)
+	if dbErr != nil {
+		return Result{}, dbErr
+	}
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return Result{}, classify(err, req.Timeout, "")
 	}
 	defer conn.Close()
-	if err := setLimits(conn); err != nil {
+	if err := setLimits(conn, e.valueLimit); err != nil {
 		return Result{}, classify(err, req.Timeout, "")
 	}
 
@@ -319,18 +430,21 @@ func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error)
 			Reason: fmt.Sprintf("a SQLite connection has one schema, main; there is no schema %q", req.Schema),
 			Fix:    "leave the schema out, or name a table"}
 	}
-	conn, err := e.db.Conn(ctx)
+	db, dbErr := e.current(ctx)
+	if dbErr != nil {
+		return Result{}, dbErr
+	}
+	conn, err := db.Conn(ctx)
 	if err != nil {
 		return Result{}, classify(err, req.Timeout, "")
 	}
 	defer conn.Close()
-	if err := setLimits(conn); err != nil {
+	if err := setLimits(conn, e.valueLimit); err != nil {
 		return Result{}, classify(err, req.Timeout, "")
 	}
 	keep := func(row []any) bool {
 		name, _ := row[2].(string)
-		st := &guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{{Name: name}}}}}
-		return guard.Apply(st, guard.Policy{Readable: e.policy.Readable, DefaultSchema: DefaultSchema}) == nil
+		return e.policy.CanRead(guard.NamesASCIIFold, guard.Table{Schema: DefaultSchema, Name: name})
 	}
 	// The catalog itself is the executor's to read, whatever the patterns.
 	return e.run(ctx, conn, SchemaSQL(req.Table), nil, req.Limits, req.Timeout, keep)
@@ -338,8 +452,8 @@ func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error)
 
 // OpenConnection is the executor's engine.Opener for sqlite connections: the
 // connection's readable patterns and large tables hold its reads.
-func OpenConnection(ctx context.Context, c connections.Connection) (engine.Engine, error) {
-	return Open(ctx, c.Path, guard.Policy{Readable: c.Readable, LargeTables: c.LargeTables})
+func OpenConnection(ctx context.Context, c connections.Connection, o engine.Options) (engine.Engine, error) {
+	return OpenWith(ctx, c.Path, guard.Policy{Readable: c.Readable, LargeTables: c.LargeTables}, o)
 }
 
 // run runs one statement on conn under the engine's authorizer (the
@@ -348,7 +462,7 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, args []an
 	res.SQL = stmt
 	p := e.policy
 	if keep != nil {
-		p = guard.Policy{DefaultSchema: DefaultSchema}
+		p = guardsqlite.CatalogPolicy()
 	}
 	rec := &guardsqlite.Record{}
 	if err := setAuthorizer(conn, guardsqlite.Authorizer(p, rec)); err != nil {
@@ -368,12 +482,18 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, args []an
 	res.Statements = 1
 	rows, err := conn.QueryContext(ctx, stmt, args...)
 	if err != nil {
+		if tooBig(err) {
+			return res, e.tooLarge(&res, nil, limits)
+		}
 		return res, classify(err, timeout, denied())
 	}
 	defer rows.Close()
 
 	set, err := rowset.Collect(rows, limits, finiteValue, keep)
 	res.Rows = set
+	if err != nil && tooBig(err) {
+		return res, e.tooLarge(&res, set, limits)
+	}
 	var (
 		tooLarge *rowset.TooLargeError
 		valueErr *rowset.ValueError
@@ -390,6 +510,33 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, args []an
 		return res, classify(err, timeout, "")
 	}
 	return res, classify(err, timeout, denied())
+}
+
+// tooBig reports SQLite's SQLITE_TOOBIG: a string, BLOB or row longer than
+// the connection's SQLITE_LIMIT_LENGTH, built or read.
+func tooBig(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_TOOBIG
+}
+
+// tooLarge ends a read that met a value over the connection's limit as a
+// result that passed its bound: truncated where the profile truncates,
+// *rowset.TooLargeError where it refuses. SQLite stopped the value at the
+// limit, so it never took more memory than that.
+func (e *Engine) tooLarge(res *Result, set *rowset.Set, limits rowset.Limits) error {
+	if set == nil {
+		set = rowset.New(nil, limits)
+	}
+	res.Rows = set
+	if limits.Truncate {
+		set.Truncated, set.TruncatedBy = true, []string{rowset.ByBytes}
+		return nil
+	}
+	limit := limits.MaxBytes
+	if limit <= 0 || limit > e.valueLimit {
+		limit = e.valueLimit
+	}
+	return &rowset.TooLargeError{By: rowset.ByBytes, Limit: limit, Rows: len(set.Rows)}
 }
 
 // finiteValue converts a scanned SQLite value; a non-finite number fails
@@ -413,10 +560,11 @@ func setAuthorizer(conn *sql.Conn, auth sqlite.AuthorizerFn) error {
 	})
 }
 
-// setLimits applies the per-connection sqlite3_limit bounds.
-func setLimits(conn *sql.Conn) error {
+// setLimits applies the per-connection sqlite3_limit bounds; valueLimit is
+// the longest string, BLOB or row.
+func setLimits(conn *sql.Conn, valueLimit int) error {
 	for _, l := range []struct{ id, v int }{
-		{sqlite3.SQLITE_LIMIT_LENGTH, MaxValueBytes},
+		{sqlite3.SQLITE_LIMIT_LENGTH, valueLimit},
 		{sqlite3.SQLITE_LIMIT_SQL_LENGTH, limitSQLLength},
 		{sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MaxParams},
 		{sqlite3.SQLITE_LIMIT_ATTACHED, 0},

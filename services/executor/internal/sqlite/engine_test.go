@@ -292,10 +292,9 @@ func TestCancel(t *testing.T) {
 func TestEngineErrors(t *testing.T) {
 	e := open(t, fixture(t))
 	for q, class := range map[string]contracts.DBErrorClass{
-		"select * from nope":         contracts.DBMissingObject,
-		"select nope from t":         contracts.DBMissingObject,
-		"select nope(1)":             contracts.DBMissingObject,
-		"select zeroblob(100000000)": contracts.DBResource,
+		"select * from nope": contracts.DBMissingObject,
+		"select nope from t": contracts.DBMissingObject,
+		"select nope(1)":     contracts.DBMissingObject,
 	} {
 		_, err := read(t, e, q)
 		d := wantClass(t, err, class)

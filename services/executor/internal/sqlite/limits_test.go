@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,11 +13,12 @@ import (
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
 
 func openConn(t *testing.T, c connections.Connection) *Engine {
 	t.Helper()
-	e, err := OpenConnection(context.Background(), c)
+	e, err := OpenConnection(context.Background(), c, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +114,12 @@ func TestRequestLimits(t *testing.T) {
 		}
 	}
 
-	// Values past 1 MB: built by the statement, or stored in the file.
-	_, err = e.Read(ctx, req("select zeroblob(2000000)"))
-	wantClass(t, err, contracts.DBResource)
+	// Values past 1 MB: built by the statement, or stored in the file. The
+	// truncating profile gets what fitted, marked truncated.
+	res, err := e.Read(ctx, req("select zeroblob(2000000)"))
+	if err != nil || !res.Rows.Truncated {
+		t.Errorf("zeroblob(2000000) truncating: %v, %+v", err, res.Rows)
+	}
 	_, err = e.Read(ctx, req("select 1e999"))
 	if d := wantClass(t, err, contracts.DBOther); !strings.Contains(d.Message, "not a finite number") {
 		t.Errorf("message %q", d.Message)
@@ -133,7 +138,10 @@ func TestStoredValueTooBig(t *testing.T) {
 	w.Close()
 	e := open(t, path)
 	_, err = read(t, e, "select b from big")
-	wantClass(t, err, contracts.DBResource)
+	var tooLarge *rowset.TooLargeError
+	if !errors.As(err, &tooLarge) {
+		t.Errorf("a stored value over the limit: %v, want too large", err)
+	}
 	res, err := read(t, e, "select length(b) from big where rowid = 2")
 	if err != nil || res.Rows.Rows[0][0] != int64(1) {
 		t.Fatalf("small value: %v, %v", res.Rows, err)

@@ -65,6 +65,15 @@ var hostileShapes = []string{
 	"create trigger tr after insert on t begin delete from t; end",
 	"savepoint s",
 	"select 'a'; vacuum",
+	// SQLite's own catalog is readable only when a pattern names it.
+	"select * from sqlite_master",
+	"select * from SQLITE_SCHEMA",
+	"select * from main.sqlite_temp_master",
+	"pragma table_list",
+	"select name from pragma_table_list",
+	"select name from pragma_table_info('sqlite_master')",
+	"SELEC 1",
+	"selec * from t; delete from t",
 }
 
 func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {

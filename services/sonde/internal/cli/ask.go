@@ -36,7 +36,8 @@ func newAskCmd() *cobra.Command {
 with the budget spent, and prints the report with its citations.
 
 Exit status: 0 when the run answered, 2 when it ended without answering,
-1 when the run could not be started or followed.`,
+1 when the run could not be started or followed, 3 when the gateway could not
+be reached or dropped the connection (the run may go on).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return ask(cmd.Context(), cmd.OutOrStdout(), o, strings.Join(args, " "))
@@ -57,7 +58,7 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 	c := client.New(o.server, o.token)
 	cfg, err := waitForGateway(ctx, c, o.wait)
 	if err != nil {
-		return &exitError{code: ExitError, err: fmt.Errorf("gateway at %s: %w", o.server, err)}
+		return remoteError(o.server, err)
 	}
 	if !cfg.Enabled {
 		return &exitError{code: ExitError, err: fmt.Errorf("agent runs are not available on this server (%s)", cfg.Reason)}
@@ -67,7 +68,7 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 		Objective: objective, ConnectionID: o.connection,
 	})
 	if err != nil {
-		return &exitError{code: ExitError, err: err}
+		return remoteError(o.server, err)
 	}
 	p := &progress{out: out, quiet: o.jsonOut}
 	p.printf("Run %s · %s %s on connection %q\n", started.RunID, started.Mode, started.WorkflowType, o.connection)
@@ -89,11 +90,11 @@ func follow(ctx context.Context, out io.Writer, c *client.Client, server, runID 
 		if ctx.Err() != nil {
 			fmt.Fprintf(os.Stderr, "interrupted; the run goes on. Stop it with: curl -X DELETE %s/api/agent/runs/%s\n", server, runID)
 		}
-		return &exitError{code: ExitError, err: fmt.Errorf("following run %s: %w", runID, err)}
+		return remoteError(server, fmt.Errorf("following run %s: %w", runID, err))
 	}
 	rec, err := c.Run(ctx, runID)
 	if err != nil {
-		return &exitError{code: ExitError, err: err}
+		return remoteError(server, err)
 	}
 	if jsonOut {
 		if err := printJSON(out, rec); err != nil {

@@ -3,11 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/modeltest"
+	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/sonde/internal/stacktest"
 )
 
@@ -41,8 +46,32 @@ func TestAskExitStatusSaysWhetherTheRunAnswered(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		err := ask(context.Background(), &bytes.Buffer{}, askOptions{server: "http://127.0.0.1:1", connection: "demo"}, "x")
 		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != ExitError {
-			t.Fatalf("ask: %v, want exit %d", err, ExitError)
+		if !errors.As(err, &ee) || ee.code != ExitNoAnswer || !strings.Contains(err.Error(), "cannot be reached") {
+			t.Fatalf("ask: %v, want exit %d", err, ExitNoAnswer)
+		}
+	})
+	t.Run("dropped", func(t *testing.T) {
+		// A gateway that starts the run and dies in the middle of the stream.
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET "+api.PathConfig, func(w http.ResponseWriter, _ *http.Request) {
+			_ = json.NewEncoder(w).Encode(api.AgentConfig{Enabled: true})
+		})
+		mux.HandleFunc("POST "+api.PathRuns, func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusAccepted)
+			_ = json.NewEncoder(w).Encode(api.StartRunResponse{RunID: "r1", Mode: contracts.ModeAgent})
+		})
+		mux.HandleFunc("GET "+api.StreamPath("r1"), func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", api.ContentTypeNDJSON)
+			_, _ = w.Write([]byte(`{"seq":1,"kind":"run-sta`))
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler) // the connection is cut, as when the process dies
+		})
+		srv := httptest.NewServer(mux)
+		defer srv.Close()
+		err := ask(context.Background(), &bytes.Buffer{}, askOptions{server: srv.URL, connection: "demo", workflow: "investigation"}, "x")
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != ExitNoAnswer || !strings.Contains(err.Error(), "dropped the connection") {
+			t.Fatalf("ask: %v, want exit %d naming the dropped connection", err, ExitNoAnswer)
 		}
 	})
 }

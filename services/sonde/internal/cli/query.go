@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/executor"
@@ -28,6 +31,7 @@ type inspectOptions struct {
 	limit     int
 	timeoutMs int64
 	params    string
+	inProcess bool
 }
 
 func (o *inspectOptions) register(cmd *cobra.Command) {
@@ -36,12 +40,18 @@ func (o *inspectOptions) register(cmd *cobra.Command) {
 	f.IntVar(&o.limit, "limit", 0, "rows to return, 1 to 1000 (default 200)")
 	f.Int64Var(&o.timeoutMs, "timeout-ms", 0, "statement timeout in ms, 1 to 10000 (default 5000)")
 	f.StringVar(&o.params, "params", "", `parameters bound to ?, ?NNN as a JSON array, e.g. '[100, "eu"]'`)
+	f.BoolVar(&o.inProcess, "in-process", false, "run the statement in this process rather than in a child process")
+	_ = f.MarkHidden("in-process")
 }
 
 const inspectExitStatus = `
+The statement runs in a child process of this command, so that a crash in
+native code (the SQL parser, the database driver) cannot pass for an answer.
+
 Exit status: 0 with the result; 2 when the statement is refused (the refusal
 says why and how to write it instead); 1 for a database error, classified
-(syntax, missing-object, permission, timeout, resource, …), or a usage error.`
+(syntax, missing-object, permission, timeout, resource, …), or a usage error;
+3 when the process that ran the statement died without an answer.`
 
 type queryOptions struct {
 	inspectOptions
@@ -62,6 +72,9 @@ truncated rather than refused). No server is needed and no model is involved.
 ` + inspectExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if done, err := inChild(cmd, args, o.inProcess); done {
+				return err
+			}
 			if o.connections == "" || o.connection == "" {
 				return errors.New("query needs --connections FILE and --connection ID")
 			}
@@ -90,6 +103,66 @@ truncated rather than refused). No server is needed and no model is involved.
 	o.register(cmd)
 	bindEnv(cmd)
 	return cmd
+}
+
+// inspectChildEnv marks the child process that runs the statement of a
+// query or sqlite command; it reports its exit status on descriptor 3, so
+// that the parent tells a status the command chose from a crash (Go's
+// runtime exits 2 after a fatal signal, the status of a refusal).
+const inspectChildEnv = "SONDE_INSPECT_CHILD"
+
+// inChild runs cmd again in a child process, unless this is that child or
+// inProcess is set, and answers done with the child's exit status as the
+// error. The child writes to this command's output and error streams.
+func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err error) {
+	if inProcess || os.Getenv(inspectChildEnv) == "1" {
+		return false, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return false, nil // run in this process, as --in-process does
+	}
+	childArgs := []string{cmd.Name()}
+	cmd.Flags().Visit(func(f *pflag.Flag) { childArgs = append(childArgs, "--"+f.Name+"="+f.Value.String()) })
+	childArgs = append(append(childArgs, "--"), args...)
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return true, err
+	}
+	defer statusR.Close()
+	c := exec.CommandContext(cmd.Context(), exe, childArgs...)
+	c.Env = append(os.Environ(), inspectChildEnv+"=1")
+	c.Stdout, c.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	c.ExtraFiles = []*os.File{statusW}
+	err = c.Start()
+	statusW.Close()
+	if err != nil {
+		return true, fmt.Errorf("start the process that runs the statement: %w (--in-process runs it in this one)", err)
+	}
+	status, _ := io.ReadAll(statusR)
+	_ = c.Wait()
+	if code, err := strconv.Atoi(strings.TrimSpace(string(status))); err == nil {
+		if code == ExitOK {
+			return true, nil
+		}
+		return true, &exitError{code: code}
+	}
+	if cmd.Context().Err() != nil {
+		return true, &exitError{code: ExitError, err: errors.New("interrupted")}
+	}
+	return true, &exitError{code: ExitNoAnswer, err: fmt.Errorf(
+		"no answer: the process that ran the statement died (%s), a crash in the SQL parser or the database driver; "+
+			"the statement was not answered (the database is only ever read); please report the statement as a bug", c.ProcessState)}
+}
+
+// reportInspectStatus is the child's side of inChild.
+func reportInspectStatus(code int) {
+	f := os.NewFile(3, "status")
+	if f == nil {
+		return
+	}
+	fmt.Fprintln(f, code)
+	f.Close()
 }
 
 // inspect runs one operation on conn in process, under the inspect

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/sondehq/sonde/services/gateway/client"
 )
 
 // Exit statuses.
@@ -19,6 +22,11 @@ const (
 	ExitOK         = 0
 	ExitError      = 1
 	ExitUnanswered = 2
+	// ExitNoAnswer: no answer came: the gateway could not be reached,
+	// answered 503 or dropped the connection, or the process that ran a
+	// statement (sonde query, sonde sqlite) died. Unlike 2, it says nothing
+	// about the statement or the run, which may be retried.
+	ExitNoAnswer = 3
 )
 
 // exitError carries a chosen exit status.
@@ -31,6 +39,14 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 // Main runs the command line and returns the process exit status.
 func Main(args []string) int {
+	code := mainStatus(args)
+	if os.Getenv(inspectChildEnv) == "1" {
+		reportInspectStatus(code)
+	}
+	return code
+}
+
+func mainStatus(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := &cobra.Command{
@@ -42,6 +58,7 @@ func Main(args []string) int {
 	root.AddCommand(newServeCmd(), newAskCmd(), newProbeCmd())
 	root.AddCommand(newQueryCmd(), newSQLiteCmd())
 	root.AddCommand(newRunsCmd())
+	root.AddCommand(newConnectionsCmd())
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -56,6 +73,23 @@ func Main(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "sonde:", err)
 	return ExitError
+}
+
+// remoteError gives an error of the gateway's client its exit status:
+// ExitNoAnswer when no answer came (the gateway could not be reached,
+// answered 503, or dropped the connection), else ExitError.
+func remoteError(server string, err error) error {
+	var ae *client.APIError
+	switch {
+	case errors.As(err, &ae):
+		if ae.Status == http.StatusServiceUnavailable {
+			return &exitError{code: ExitNoAnswer, err: err}
+		}
+		return &exitError{code: ExitError, err: err}
+	case errors.Is(err, context.Canceled):
+		return &exitError{code: ExitError, err: err}
+	}
+	return &exitError{code: ExitNoAnswer, err: fmt.Errorf("no answer from the gateway at %s: it cannot be reached or it dropped the connection: %w", server, err)}
 }
 
 // bindEnv gives every flag of cmd a SONDE_* environment variable default:

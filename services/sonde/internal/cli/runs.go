@@ -89,7 +89,8 @@ appended, the way ask does, and prints the report when the run ends. A
 finished run is shown whole at once.
 
 Exit status: 0 when the run answered, 2 when it ended without answering,
-1 when the run could not be followed.`,
+1 when the run could not be followed, 3 when the gateway could not be reached
+or dropped the connection (the run goes on).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runsTail(cmd.Context(), cmd.OutOrStdout(), o, args[0])
@@ -103,7 +104,7 @@ Exit status: 0 when the run answered, 2 when it ended without answering,
 func runsList(ctx context.Context, out io.Writer, o runsOptions) error {
 	list, err := o.client().Runs(ctx, o.limit, o.cursor)
 	if err != nil {
-		return &exitError{code: ExitError, err: err}
+		return remoteError(o.server, err)
 	}
 	if o.jsonOut {
 		return printJSON(out, list)
@@ -134,7 +135,7 @@ func runsList(ctx context.Context, out io.Writer, o runsOptions) error {
 func runsShow(ctx context.Context, out io.Writer, o runsOptions, runID string) error {
 	rec, err := o.client().Run(ctx, runID)
 	if err != nil {
-		return &exitError{code: ExitError, err: err}
+		return remoteError(o.server, err)
 	}
 	if o.jsonOut {
 		return printJSON(out, rec)
@@ -147,7 +148,7 @@ func runsTail(ctx context.Context, out io.Writer, o runsOptions, runID string) e
 	c := o.client()
 	rec, err := c.Run(ctx, runID)
 	if err != nil {
-		return &exitError{code: ExitError, err: err}
+		return remoteError(o.server, err)
 	}
 	p := &progress{out: out}
 	p.printf("Run %s · %s %s on connection %q · %s\n", rec.RunID, rec.Mode, rec.WorkflowType, rec.ConnectionID, rec.Status)

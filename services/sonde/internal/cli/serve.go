@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/natsx"
@@ -23,6 +24,7 @@ import (
 	"github.com/sondehq/sonde/services/gateway"
 	"github.com/sondehq/sonde/services/modelturn"
 	"github.com/sondehq/sonde/services/orchestrator"
+	"github.com/sondehq/sonde/services/sonde/internal/supervise"
 )
 
 // Service names accepted by --services, besides one executor-<engine> per
@@ -70,7 +72,17 @@ type serveOptions struct {
 	logLevel    string
 	noDemo      bool
 	jsReplicas  int
+	execMemMB   int64  // memory budget of each executor, MiB
+	executors   string // executorsChild or executorsInProcess
+	supervised  bool   // this process is an executor child of another serve
+	flags       *pflag.FlagSet
 }
+
+// --executors values.
+const (
+	executorsChild     = "child"
+	executorsInProcess = "in-process"
+)
 
 func newServeCmd() *cobra.Command {
 	var o serveOptions
@@ -97,6 +109,7 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.passOnArgs = cmd.Flags().Changed("nats-password")
+			o.flags = cmd.Flags()
 			return serve(cmd.Context(), o)
 		},
 	}
@@ -114,6 +127,10 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	f.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.BoolVar(&o.noDemo, "no-demo", false, "do not create or register the demo database")
 	f.IntVar(&o.jsReplicas, "js-replicas", 1, "replicas of Sonde's JetStream streams, buckets and object store (3 on a cluster)")
+	f.Int64Var(&o.execMemMB, "executor-memory-mb", executor.DefaultMemoryBudget>>20, "memory budget of each executor's operations in MiB, shared by its concurrent reads (docs/configuration.md)")
+	f.StringVar(&o.executors, "executors", executorsChild, `where executors run: "child" (each engine's executor in a supervised child process, so a crash in native code cannot take down the rest) or "in-process"`)
+	f.BoolVar(&o.supervised, "supervised", false, "internal: this process is an executor child of sonde serve")
+	_ = f.MarkHidden("supervised")
 	bindEnv(cmd)
 	return cmd
 }
@@ -173,6 +190,17 @@ func serve(ctx context.Context, o serveOptions) error {
 	if o.passOnArgs {
 		log.Warn("--nats-password on the command line is visible to other users of this machine (ps); prefer SONDE_NATS_PASSWORD")
 	}
+	switch o.executors {
+	case executorsChild, executorsInProcess:
+	default:
+		return fmt.Errorf("--executors %q: use %q or %q", o.executors, executorsChild, executorsInProcess)
+	}
+	if o.supervised {
+		// An executor child ends with its parent.
+		var cancel context.CancelFunc
+		ctx, cancel = supervise.ParentContext(ctx)
+		defer cancel()
+	}
 
 	// Configuration is validated before anything starts.
 	var conns []connections.Connection
@@ -197,7 +225,27 @@ func serve(ctx context.Context, o serveOptions) error {
 		gwCfg = gateway.Config{Listen: o.httpAddr, Tokens: tokens, Logger: log, Disabled: agentsDisabled()}
 	}
 
-	nc, shutdownNATS, err := connectNATS(o, log)
+	// Executors run in supervised child processes when this process runs
+	// anything besides one executor (the embedded NATS server, another
+	// service): a crash in native code (a parser, a driver) then ends only
+	// that child, which is started again.
+	children := o.executors == executorsChild && !o.supervised && runsExecutor &&
+		(o.natsURL == "" || len(services) > 1)
+	// Before NATS starts: a data directory (or the store in it) that cannot
+	// be written stops serve now, with the directory and the cause.
+	var dirs []string
+	if o.natsURL == "" || (runs(executor.ServiceName(contracts.EngineSQLite)) && !o.noDemo) {
+		dirs = append(dirs, o.dataDir)
+	}
+	if o.natsURL == "" {
+		dirs = append(dirs, filepath.Join(o.dataDir, "nats"))
+	}
+	for _, dir := range dirs {
+		if err := natsx.CheckWritableDir(dir); err != nil {
+			return fmt.Errorf("--data-dir: %w", err)
+		}
+	}
+	nc, shutdownNATS, childConn, err := connectNATS(o, log, children)
 	if err != nil {
 		return err
 	}
@@ -238,12 +286,26 @@ func serve(ctx context.Context, o serveOptions) error {
 			conns = append(conns, demo)
 		}
 	}
+	var supervised []*supervise.Process
 	for _, name := range services {
 		eng, ok := execs[name]
 		if !ok {
 			continue
 		}
-		ex, err := executor.New(executor.Config{Engine: eng, Connections: conns, Logger: log})
+		if children {
+			if !slices.ContainsFunc(conns, func(c connections.Connection) bool { return c.Engine == eng }) {
+				log.Info("no connection of this engine; its executor does not run", "service", name)
+				continue
+			}
+			p, err := startExecutorChild(o, name, childConn, log)
+			if err != nil {
+				return err
+			}
+			started = append(started, p.Stop)
+			supervised = append(supervised, p)
+			continue
+		}
+		ex, err := executor.New(executor.Config{Engine: eng, Connections: conns, Logger: log, MemoryBudget: o.execMemMB << 20})
 		if err != nil {
 			return err
 		}
@@ -255,6 +317,15 @@ func serve(ctx context.Context, o serveOptions) error {
 				log.Warn("stop executor", "engine", eng, "err", err)
 			}
 		})
+	}
+	if len(supervised) > 0 {
+		readyCtx, cancel := context.WithTimeout(ctx, childReadyTimeout)
+		defer cancel()
+		for _, p := range supervised {
+			if err := p.WaitReady(readyCtx); err != nil {
+				return err
+			}
+		}
 	}
 	if runs(svcModelTurn) {
 		mt, err := modelturn.New(mtCfg)
@@ -276,6 +347,11 @@ func serve(ctx context.Context, o serveOptions) error {
 		}
 		started = append(started, orc.Stop)
 	}
+	if o.supervised {
+		if err := supervise.ReportReady(); err != nil {
+			return err
+		}
+	}
 	if !runs(svcGateway) {
 		log.Info("sonde serving", "services", services)
 		<-ctx.Done()
@@ -285,13 +361,18 @@ func serve(ctx context.Context, o serveOptions) error {
 		if !nc.IsConnected() {
 			return errors.New("NATS is not connected")
 		}
+		for _, p := range supervised {
+			if err := p.Ready(); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	gw, err := gateway.New(gwCfg, nc)
 	if err != nil {
 		return err
 	}
-	log.Info("sonde serving", "services", services, "http", o.httpAddr)
+	log.Info("sonde serving", "services", services, "http", o.httpAddr, "executorProcesses", len(supervised))
 	if err := gw.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -307,10 +388,23 @@ func agentsDisabled() bool {
 	return false
 }
 
-func connectNATS(o serveOptions, log *slog.Logger) (*nats.Conn, func(), error) {
+// childNATS is how executor child processes reach NATS: the embedded
+// server's loopback listener with a user and password made for this start,
+// or the external server with this process's own credentials.
+type childNATS struct {
+	url, user, password, creds string
+}
+
+// connectNATS connects to the external server, or starts the embedded one.
+// With children, the embedded server also listens on loopback (or on
+// --nats-listen) and every client authenticates: this process and its
+// children with passwords generated per start, which never appear in an
+// argument list or a log; clients without credentials on --nats-listen keep
+// working as before.
+func connectNATS(o serveOptions, log *slog.Logger, children bool) (*nats.Conn, func(), childNATS, error) {
 	if o.natsURL != "" {
 		if o.natsListen != "" {
-			return nil, nil, errors.New("--nats-listen applies to the embedded server; it cannot be used with --nats")
+			return nil, nil, childNATS{}, errors.New("--nats-listen applies to the embedded server; it cannot be used with --nats")
 		}
 		var opts []nats.Option
 		switch {
@@ -321,31 +415,122 @@ func connectNATS(o serveOptions, log *slog.Logger) (*nats.Conn, func(), error) {
 		}
 		nc, err := natsx.Connect(o.natsURL, "sonde", opts...)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, childNATS{}, err
 		}
-		return nc, nc.Close, nil
+		return nc, nc.Close, childNATS{url: o.natsURL, user: o.natsUser, password: o.natsPass, creds: o.natsCreds}, nil
 	}
-	if err := os.MkdirAll(o.dataDir, 0o750); err != nil {
-		return nil, nil, fmt.Errorf("--data-dir: %w", err)
+	cfg := natsx.EmbeddedConfig{StoreDir: filepath.Join(o.dataDir, "nats"), Listen: o.natsListen, Logger: log}
+	var self []nats.Option
+	var child childNATS
+	if children {
+		parentPass := natsx.NewPassword()
+		child = childNATS{user: "executor", password: natsx.NewPassword()}
+		cfg.Users = []natsx.EmbeddedUser{{Name: "sonde", Password: parentPass}, {Name: child.user, Password: child.password}}
+		self = append(self, nats.UserInfo("sonde", parentPass))
+		if cfg.Listen == "" {
+			cfg.Listen = "127.0.0.1:0"
+		} else {
+			cfg.Users = append(cfg.Users, natsx.EmbeddedUser{Name: "anonymous", Password: natsx.NewPassword()})
+			cfg.NoAuthUser = "anonymous"
+		}
 	}
-	emb, err := natsx.StartEmbedded(natsx.EmbeddedConfig{StoreDir: filepath.Join(o.dataDir, "nats"), Listen: o.natsListen})
+	emb, err := natsx.StartEmbedded(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, childNATS{}, err
 	}
-	nc, err := emb.Connect("sonde")
+	nc, err := emb.Connect("sonde", self...)
 	if err != nil {
 		emb.Shutdown(context.Background())
-		return nil, nil, err
+		return nil, nil, childNATS{}, err
 	}
-	if u := emb.ClientURL(); u != "" {
-		log.Info("embedded NATS listening", "url", u)
+	if o.natsListen != "" {
+		log.Info("embedded NATS listening", "url", emb.ClientURL())
+	}
+	if children {
+		child.url = emb.LoopbackURL()
+		log.Debug("embedded NATS serves the executor processes on loopback", "url", child.url)
 	}
 	return nc, func() {
 		nc.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		emb.Shutdown(ctx)
-	}, nil
+	}, child, nil
+}
+
+// childReadyTimeout bounds the wait for every executor child to serve at
+// start; opening its connections is most of it.
+const childReadyTimeout = 90 * time.Second
+
+// childOwnFlags are the flags of serve an executor child gets its own values
+// for; it inherits every other flag's value from this process.
+var childOwnFlags = map[string]bool{
+	"services": true, "nats": true, "nats-user": true, "nats-password": true, "nats-creds": true,
+	"nats-listen": true, "nats-admin": true, "http": true, "js-replicas": true, "executors": true,
+	"supervised": true, "help": true,
+}
+
+// startExecutorChild runs one executor service as a supervised child: this
+// program again, as `serve --supervised --services <service> --nats <url>`.
+func startExecutorChild(o serveOptions, service string, cn childNATS, log *slog.Logger) (*supervise.Process, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("executor processes: cannot find this program to run it again: %w (--executors in-process runs executors in this process)", err)
+	}
+	return supervise.Start(log, supervise.Spec{Name: service, Path: exe,
+		Args: childArgs(o.flags, service, cn), Env: childEnviron(o.flags, cn.password)}), nil
+}
+
+// childArgs is an executor child's command line. It carries no secret: the
+// NATS password travels in the environment (childEnviron).
+func childArgs(flags *pflag.FlagSet, service string, cn childNATS) []string {
+	args := []string{"serve", "--supervised", "--executors=" + executorsInProcess, "--services=" + service, "--nats=" + cn.url}
+	if cn.user != "" {
+		args = append(args, "--nats-user="+cn.user)
+	}
+	if cn.creds != "" {
+		args = append(args, "--nats-creds="+cn.creds)
+	}
+	if flags == nil {
+		return args
+	}
+	flags.VisitAll(func(f *pflag.Flag) {
+		if childOwnFlags[f.Name] || f.Hidden {
+			return
+		}
+		v := f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = strings.Join(sv.GetSlice(), ",")
+		}
+		args = append(args, "--"+f.Name+"="+v)
+	})
+	return args
+}
+
+// childEnviron is an executor child's environment: this process's, less
+// what an executor must not hold (the model's and the gateway's settings and
+// secrets) and the SONDE_* variables of serve's flags (the child gets those
+// on its command line), plus the NATS password.
+func childEnviron(flags *pflag.FlagSet, password string) []string {
+	drop := map[string]bool{"SONDE_API_TOKENS": true, "SONDE_AGENT_ENABLED": true}
+	if flags != nil {
+		flags.VisitAll(func(f *pflag.Flag) {
+			drop["SONDE_"+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))] = true
+		})
+	}
+	drop["SONDE_NATS_PASSWORD"] = true
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if drop[k] || strings.HasPrefix(k, "LLM_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	if password != "" {
+		env = append(env, "SONDE_NATS_PASSWORD="+password)
+	}
+	return env
 }
 
 // checkNATSAuth validates the NATS credential and provisioning flags before

@@ -22,6 +22,9 @@ with SQL it runs one guarded SELECT under the inspect profile, its parameters
 ` + inspectExitStatus,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if done, err := inChild(cmd, args, o.inProcess); done {
+				return err
+			}
 			path := args[0]
 			if _, err := os.Stat(path); err != nil {
 				return fmt.Errorf("sqlite: %w", err)

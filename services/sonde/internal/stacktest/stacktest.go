@@ -41,6 +41,12 @@ type Options struct {
 	// ModelTuningPath is the operator's model-tuning document
 	// (AGENT_MODEL_TUNING_PATH) for a scripted model, named "scripted".
 	ModelTuningPath string
+	// ModelTurn, when set, adjusts modelturn's configuration (heartbeat,
+	// drain) before it starts; StartModelTurn uses it too.
+	ModelTurn func(*modelturn.Config)
+	// Executor, when set, adjusts the SQLite executor's configuration before
+	// it starts; StartExecutor uses it too.
+	Executor func(*executor.Config)
 	// Connect, when set, replaces the embedded server: each service gets the
 	// connection Connect returns for its name ("executor-sqlite",
 	// "modelturn", "orchestrator", "gateway"), e.g. to a server of the
@@ -61,6 +67,15 @@ type Stack struct {
 	// ExecutorConn is the SQLite executor's NATS connection, so a test can
 	// cut it while a statement runs.
 	ExecutorConn *nats.Conn
+	// Executor is the SQLite executor, so a test can stop it.
+	Executor *executor.Service
+	// ModelTurn is the modelturn service and ModelConn its NATS connection,
+	// so a test can stop it or cut it off mid-turn.
+	ModelTurn *modelturn.Service
+	ModelConn *nats.Conn
+
+	mcfg  modelturn.Config
+	excfg executor.Config
 }
 
 // Logger discards logs unless -v is given.
@@ -78,7 +93,6 @@ func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return le
 // Start starts a stack that stops when the test ends.
 func Start(t testing.TB, o Options) *Stack {
 	t.Helper()
-	ctx := context.Background()
 	s := &Stack{Logger: Logger(t)}
 	connect := o.Connect
 	if connect == nil {
@@ -89,20 +103,18 @@ func Start(t testing.TB, o Options) *Stack {
 	if err := demodb.Ensure(s.DBPath); err != nil {
 		t.Fatal(err)
 	}
-	ex, err := executor.New(executor.Config{
+	s.excfg = executor.Config{
 		Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: s.DBPath, Demo: true}},
 		Logger:      s.Logger,
-	})
-	if err != nil {
-		t.Fatal(err)
+	}
+	if o.Executor != nil {
+		o.Executor(&s.excfg)
 	}
 	s.ExecutorConn = connect(t, executor.ServiceName(contracts.EngineSQLite))
-	if err := ex.Start(ctx, s.ExecutorConn); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ex.Stop() })
+	s.Executor = s.StartExecutor(t, s.ExecutorConn)
 
 	mcfg := modelturn.Config{Provider: modelturn.ProviderDemo, Logger: s.Logger}
+	var err error
 	if o.Script != nil {
 		// The scripted model passes the start path's capability gate.
 		s.Model, err = modeltest.NewOpenAI(modelturn.ProbeAware(o.Script))
@@ -113,14 +125,12 @@ func Start(t testing.TB, o Options) *Stack {
 		mcfg = modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "scripted", APIKey: "test-key", APIURL: s.Model.URL(), Logger: s.Logger,
 			TuningPath: o.ModelTuningPath}
 	}
-	mt, err := modelturn.New(mcfg)
-	if err != nil {
-		t.Fatal(err)
+	if o.ModelTurn != nil {
+		o.ModelTurn(&mcfg)
 	}
-	if err := mt.Start(ctx, connect(t, "modelturn")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(mt.Stop)
+	s.mcfg = mcfg
+	s.ModelConn = connect(t, "modelturn")
+	s.ModelTurn = s.StartModelTurn(t, s.ModelConn)
 
 	if !o.NoOrchestrator {
 		s.Orch = s.StartOrchestrator(t, connect(t, "orchestrator"), o.Orchestrator)
@@ -134,6 +144,36 @@ func Start(t testing.TB, o Options) *Stack {
 	t.Cleanup(hs.Close)
 	s.URL = hs.URL
 	return s
+}
+
+// StartExecutor starts a SQLite executor on nc with the stack's
+// configuration (another replica, or a restart), stopped when the test ends.
+func (s *Stack) StartExecutor(t testing.TB, nc *nats.Conn) *executor.Service {
+	t.Helper()
+	ex, err := executor.New(s.excfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Start(context.Background(), nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ex.Stop() })
+	return ex
+}
+
+// StartModelTurn starts a modelturn service on nc with the stack's
+// configuration (another replica, or a restart), stopped when the test ends.
+func (s *Stack) StartModelTurn(t testing.TB, nc *nats.Conn) *modelturn.Service {
+	t.Helper()
+	mt, err := modelturn.New(s.mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mt.Start(context.Background(), nc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mt.Stop)
+	return mt
 }
 
 // StartOrchestrator starts an orchestrator on nc, stopped when the test ends.

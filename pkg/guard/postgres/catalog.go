@@ -1,0 +1,226 @@
+package postgres
+
+import "strings"
+
+// The lists below are PostgreSQL's own catalog, read from a PostgreSQL 15
+// server (the queries are in each comment) and completed by hand with what
+// later versions added. The executor checks the live server's catalog too
+// (Uses), so a name a newer server adds is still caught there; these lists
+// let the guard refuse without a server.
+
+// catalogRelations are pg_catalog's tables, views and sequences:
+//
+//	SELECT relname FROM pg_class WHERE relnamespace = 'pg_catalog'::regnamespace
+//	   AND relkind IN ('r', 'v', 'm', 'p', 'f', 'S')
+//
+// plus pg_stat_io (16), pg_stat_checkpointer and pg_wait_events (17),
+// pg_aios and pg_shmem_allocations_numa (18). pg_catalog is searched before
+// any schema of the search path, so an unqualified name among these is
+// pg_catalog's, whatever else the database holds.
+var catalogRelations = setOf(strings.Fields(`
+pg_aggregate pg_am pg_amop pg_amproc pg_attrdef pg_attribute pg_auth_members pg_authid
+pg_available_extension_versions pg_available_extensions pg_backend_memory_contexts pg_cast
+pg_class pg_collation pg_config pg_constraint pg_conversion pg_cursors pg_database
+pg_db_role_setting pg_default_acl pg_depend pg_description pg_enum pg_event_trigger
+pg_extension pg_file_settings pg_foreign_data_wrapper pg_foreign_server pg_foreign_table
+pg_group pg_hba_file_rules pg_ident_file_mappings pg_index pg_indexes pg_inherits pg_init_privs
+pg_language pg_largeobject pg_largeobject_metadata pg_locks pg_matviews pg_namespace pg_opclass
+pg_operator pg_opfamily pg_parameter_acl pg_partitioned_table pg_policies pg_policy
+pg_prepared_statements pg_prepared_xacts pg_proc pg_publication pg_publication_namespace
+pg_publication_rel pg_publication_tables pg_range pg_replication_origin
+pg_replication_origin_status pg_replication_slots pg_rewrite pg_roles pg_rules pg_seclabel
+pg_seclabels pg_sequence pg_sequences pg_settings pg_shadow pg_shdepend pg_shdescription
+pg_shmem_allocations pg_shseclabel pg_stat_activity pg_stat_all_indexes pg_stat_all_tables
+pg_stat_archiver pg_stat_bgwriter pg_stat_database pg_stat_database_conflicts pg_stat_gssapi
+pg_stat_progress_analyze pg_stat_progress_basebackup pg_stat_progress_cluster
+pg_stat_progress_copy pg_stat_progress_create_index pg_stat_progress_vacuum
+pg_stat_recovery_prefetch pg_stat_replication pg_stat_replication_slots pg_stat_slru
+pg_stat_ssl pg_stat_subscription pg_stat_subscription_stats pg_stat_sys_indexes
+pg_stat_sys_tables pg_stat_user_functions pg_stat_user_indexes pg_stat_user_tables pg_stat_wal
+pg_stat_wal_receiver pg_stat_xact_all_tables pg_stat_xact_sys_tables
+pg_stat_xact_user_functions pg_stat_xact_user_tables pg_statio_all_indexes
+pg_statio_all_sequences pg_statio_all_tables pg_statio_sys_indexes pg_statio_sys_sequences
+pg_statio_sys_tables pg_statio_user_indexes pg_statio_user_sequences pg_statio_user_tables
+pg_statistic pg_statistic_ext pg_statistic_ext_data pg_stats pg_stats_ext pg_stats_ext_exprs
+pg_subscription pg_subscription_rel pg_tables pg_tablespace pg_timezone_abbrevs
+pg_timezone_names pg_transform pg_trigger pg_ts_config pg_ts_config_map pg_ts_dict pg_ts_parser
+pg_ts_template pg_type pg_user pg_user_mapping pg_user_mappings pg_views
+pg_stat_io pg_stat_checkpointer pg_wait_events pg_aios pg_shmem_allocations_numa`)...)
+
+// builtinOperators are the symbols of PostgreSQL's built-in operators:
+//
+//	SELECT DISTINCT oprname FROM pg_operator WHERE oid < 16384
+//
+// A statement may use no other: a user-defined operator runs whatever
+// function it was created over.
+var builtinOperators = setOf(strings.Fields(`
+!! !~ !~* !~~ !~~* # ## #- #> #>> % & && &< &<| &> * *< *<= *<> *= *> *>= + - -> ->> -|- / <
+<-> << <<= <<| <= <> <@ <^ = > >= >> >>= >^ ? ?# ?& ?- ?-| ?| ?|| @ @-@ @> @? @@ @@@ ^ ^@ | |&>
+|/ |>> || ||/ ~ ~* ~<=~ ~<~ ~= ~>=~ ~>~ ~~ ~~*
+`)...)
+
+// unaryFunctions are the built-in functions that can be called with one
+// argument of a type a query can produce — and so can be reached through
+// attribute notation, x.f meaning f(x):
+//
+//	SELECT DISTINCT proname FROM pg_proc WHERE oid < 16384 AND prokind IN ('f', 'a', 'w')
+//	   AND (provariadic <> 0 OR pronargs >= 1 AND pronargs - pronargdefaults <= 1
+//	        AND proargtypes[0] <> 'internal'::regtype)
+var unaryFunctions = setOf(strings.Fields(`
+_pg_expandarray abbrev abs aclexplode aclitemin aclitemout acos acosd acosh age amvalidate
+any_in any_out anyarray_in anyarray_out anyarray_send anycompatible_in anycompatible_out
+anycompatiblearray_in anycompatiblearray_out anycompatiblearray_send
+anycompatiblemultirange_out anycompatiblenonarray_in anycompatiblenonarray_out
+anycompatiblerange_out anyelement_in anyelement_out anyenum_in anyenum_out anymultirange_out
+anynonarray_in anynonarray_out anyrange_out area array_agg array_dims array_ndims array_out
+array_send array_to_json array_to_tsvector ascii asin asind asinh atan atand atanh avg
+binary_upgrade_set_next_array_pg_type_oid binary_upgrade_set_next_heap_pg_class_oid
+binary_upgrade_set_next_heap_relfilenode binary_upgrade_set_next_index_pg_class_oid
+binary_upgrade_set_next_index_relfilenode binary_upgrade_set_next_multirange_array_pg_type_oid
+binary_upgrade_set_next_multirange_pg_type_oid binary_upgrade_set_next_pg_authid_oid
+binary_upgrade_set_next_pg_enum_oid binary_upgrade_set_next_pg_tablespace_oid
+binary_upgrade_set_next_pg_type_oid binary_upgrade_set_next_toast_pg_class_oid
+binary_upgrade_set_next_toast_relfilenode binary_upgrade_set_record_init_privs bit_and
+bit_count bit_length bit_or bit_out bit_send bit_xor bitnot bittypmodin bittypmodout bool
+bool_and bool_or boolin boolout boolsend box box_center box_in box_out box_send bpchar
+bpcharout bpcharsend bpchartypmodin bpchartypmodout brin_bloom_summary_in
+brin_bloom_summary_out brin_bloom_summary_send brin_minmax_multi_summary_in
+brin_minmax_multi_summary_out brin_minmax_multi_summary_send brin_summarize_new_values
+broadcast btequalimage btrim btvarstrequalimage byteain byteaout byteasend cardinality cash_in
+cash_out cash_send cash_words cbrt ceil ceiling center char char_length character_length charin
+charout charsend chr cidin cidout cidr cidr_in cidr_out cidr_send cidsend circle circle_center
+circle_in circle_out circle_send concat concat_ws cos cosd cosh cot cotd count cstring_in
+cstring_out cstring_send cume_dist cume_dist_final current_schemas current_setting currval date
+date_in date_out date_send datemultirange daterange_canonical dcbrt degrees dense_rank
+dense_rank_final dexp diagonal diameter dlog1 dlog10 dround dsqrt dtrunc enum_first enum_last
+enum_out enum_range enum_send event_trigger_in event_trigger_out every exp factorial family
+fdw_handler_in fdw_handler_out first_value float4 float4abs float4in float4out float4send
+float4um float4up float8 float8_avg float8_corr float8_covar_pop float8_covar_samp
+float8_regr_avgx float8_regr_avgy float8_regr_intercept float8_regr_r2 float8_regr_slope
+float8_regr_sxx float8_regr_sxy float8_regr_syy float8_stddev_pop float8_stddev_samp
+float8_var_pop float8_var_samp float8abs float8in float8out float8send float8um float8up floor
+fmgr_c_validator fmgr_internal_validator fmgr_sql_validator format gin_clean_pending_list
+gtsvectorin gtsvectorout hash_aclitem hash_array hash_multirange hash_numeric hash_range
+hash_record hashbpchar hashchar hashenum hashfloat4 hashfloat8 hashinet hashint2 hashint4
+hashint8 hashmacaddr hashmacaddr8 hashname hashoid hashoidvector hashtext hashtid height host
+hostmask index_am_handler_in index_am_handler_out inet_in inet_out inet_send inetnot initcap
+int2 int2abs int2in int2int4_sum int2not int2out int2send int2um int2up int2vectorin
+int2vectorout int2vectorsend int4 int4abs int4in int4inc int4multirange int4not int4out
+int4range_canonical int4send int4um int4up int8 int8_avg int8abs int8dec int8in int8inc
+int8multirange int8not int8out int8range_canonical int8send int8um int8up internal_in interval
+interval_avg interval_hash interval_out interval_send interval_um intervaltypmodin
+intervaltypmodout is_normalized isclosed isempty isfinite ishorizontal isopen isvertical
+json_agg json_array_elements json_array_elements_text json_array_length json_build_array
+json_build_object json_each json_each_text json_extract_path json_extract_path_text json_in
+json_object json_object_keys json_out json_send json_strip_nulls json_to_record
+json_to_recordset json_typeof jsonb_agg jsonb_array_elements jsonb_array_elements_text
+jsonb_array_length jsonb_build_array jsonb_build_object jsonb_delete jsonb_each jsonb_each_text
+jsonb_extract_path jsonb_extract_path_text jsonb_hash jsonb_in jsonb_object jsonb_object_keys
+jsonb_out jsonb_pretty jsonb_send jsonb_strip_nulls jsonb_to_record jsonb_to_recordset
+jsonb_typeof jsonpath_in jsonpath_out jsonpath_send justify_days justify_hours justify_interval
+lag language_handler_in language_handler_out last_value lead length line_horizontal line_in
+line_out line_send line_vertical ln lo_close lo_creat lo_create lo_get lo_import lo_tell
+lo_tell64 lo_unlink log log10 lower lower_inc lower_inf lseg lseg_center lseg_horizontal
+lseg_in lseg_length lseg_out lseg_send lseg_vertical ltrim macaddr macaddr8 macaddr8_in
+macaddr8_not macaddr8_out macaddr8_send macaddr8_set7bit macaddr_in macaddr_not macaddr_out
+macaddr_send make_interval masklen max md5 min min_scale mode money multirange multirange_out
+multirange_send mxid_age name namein nameout namesend netmask network nextval normalize npoints
+ntile num_nonnulls num_nulls numeric numeric_abs numeric_exp numeric_inc numeric_ln numeric_out
+numeric_send numeric_sqrt numeric_uminus numeric_uplus numerictypmodin numerictypmodout
+nummultirange numnode obj_description octet_length oid oidin oidout oidsend oidvectorin
+oidvectorout oidvectorsend oidvectortypes ordered_set_transition_multi parse_ident path path_in
+path_length path_npoints path_out path_send pclose percent_rank percent_rank_final
+pg_advisory_lock pg_advisory_lock_shared pg_advisory_unlock pg_advisory_unlock_shared
+pg_advisory_xact_lock pg_advisory_xact_lock_shared pg_backup_start pg_backup_stop
+pg_blocking_pids pg_cancel_backend pg_char_to_encoding pg_collation_actual_version
+pg_collation_for pg_collation_is_visible pg_column_compression pg_column_size
+pg_conversion_is_visible pg_create_physical_replication_slot pg_create_restore_point
+pg_current_logfile pg_database_collation_actual_version pg_database_size pg_ddl_command_in
+pg_ddl_command_out pg_ddl_command_send pg_dependencies_in pg_dependencies_out
+pg_dependencies_send pg_drop_replication_slot pg_encoding_max_length pg_encoding_to_char
+pg_extension_update_paths pg_function_is_visible pg_get_constraintdef pg_get_function_arguments
+pg_get_function_identity_arguments pg_get_function_result pg_get_function_sqlbody
+pg_get_functiondef pg_get_indexdef pg_get_multixact_members pg_get_partition_constraintdef
+pg_get_partkeydef pg_get_publication_tables pg_get_replica_identity_index pg_get_ruledef
+pg_get_statisticsobjdef pg_get_statisticsobjdef_columns pg_get_statisticsobjdef_expressions
+pg_get_triggerdef pg_get_userbyid pg_get_viewdef pg_import_system_collations pg_indexes_size
+pg_is_other_temp_schema pg_log_backend_memory_contexts pg_logical_slot_get_binary_changes
+pg_logical_slot_get_changes pg_logical_slot_peek_binary_changes pg_logical_slot_peek_changes
+pg_ls_dir pg_ls_replslotdir pg_ls_tmpdir pg_lsn pg_lsn_hash pg_lsn_in pg_lsn_out pg_lsn_send
+pg_mcv_list_in pg_mcv_list_items pg_mcv_list_out pg_mcv_list_send pg_ndistinct_in
+pg_ndistinct_out pg_ndistinct_send pg_node_tree_in pg_node_tree_out pg_node_tree_send
+pg_opclass_is_visible pg_operator_is_visible pg_opfamily_is_visible pg_options_to_table
+pg_partition_ancestors pg_partition_root pg_partition_tree pg_promote pg_read_binary_file
+pg_read_file pg_relation_filenode pg_relation_filepath pg_relation_is_publishable
+pg_relation_size pg_replication_origin_create pg_replication_origin_drop
+pg_replication_origin_oid pg_replication_origin_session_progress
+pg_replication_origin_session_setup pg_safe_snapshot_blocking_pids pg_sequence_last_value
+pg_sequence_parameters pg_settings_get_flags pg_size_bytes pg_size_pretty pg_sleep pg_sleep_for
+pg_sleep_until pg_snapshot_in pg_snapshot_out pg_snapshot_send pg_snapshot_xip pg_snapshot_xmax
+pg_snapshot_xmin pg_stat_file pg_stat_get_activity pg_stat_get_analyze_count
+pg_stat_get_autoanalyze_count pg_stat_get_autovacuum_count pg_stat_get_backend_activity
+pg_stat_get_backend_activity_start pg_stat_get_backend_client_addr
+pg_stat_get_backend_client_port pg_stat_get_backend_dbid pg_stat_get_backend_pid
+pg_stat_get_backend_start pg_stat_get_backend_userid pg_stat_get_backend_wait_event
+pg_stat_get_backend_wait_event_type pg_stat_get_backend_xact_start pg_stat_get_blocks_fetched
+pg_stat_get_blocks_hit pg_stat_get_db_active_time pg_stat_get_db_blk_read_time
+pg_stat_get_db_blk_write_time pg_stat_get_db_blocks_fetched pg_stat_get_db_blocks_hit
+pg_stat_get_db_checksum_failures pg_stat_get_db_checksum_last_failure
+pg_stat_get_db_conflict_all pg_stat_get_db_conflict_bufferpin pg_stat_get_db_conflict_lock
+pg_stat_get_db_conflict_snapshot pg_stat_get_db_conflict_startup_deadlock
+pg_stat_get_db_conflict_tablespace pg_stat_get_db_deadlocks
+pg_stat_get_db_idle_in_transaction_time pg_stat_get_db_numbackends pg_stat_get_db_session_time
+pg_stat_get_db_sessions pg_stat_get_db_sessions_abandoned pg_stat_get_db_sessions_fatal
+pg_stat_get_db_sessions_killed pg_stat_get_db_stat_reset_time pg_stat_get_db_temp_bytes
+pg_stat_get_db_temp_files pg_stat_get_db_tuples_deleted pg_stat_get_db_tuples_fetched
+pg_stat_get_db_tuples_inserted pg_stat_get_db_tuples_returned pg_stat_get_db_tuples_updated
+pg_stat_get_db_xact_commit pg_stat_get_db_xact_rollback pg_stat_get_dead_tuples
+pg_stat_get_function_calls pg_stat_get_function_self_time pg_stat_get_function_total_time
+pg_stat_get_ins_since_vacuum pg_stat_get_last_analyze_time pg_stat_get_last_autoanalyze_time
+pg_stat_get_last_autovacuum_time pg_stat_get_last_vacuum_time pg_stat_get_live_tuples
+pg_stat_get_mod_since_analyze pg_stat_get_numscans pg_stat_get_progress_info
+pg_stat_get_replication_slot pg_stat_get_subscription pg_stat_get_subscription_stats
+pg_stat_get_tuples_deleted pg_stat_get_tuples_fetched pg_stat_get_tuples_hot_updated
+pg_stat_get_tuples_inserted pg_stat_get_tuples_returned pg_stat_get_tuples_updated
+pg_stat_get_vacuum_count pg_stat_get_xact_blocks_fetched pg_stat_get_xact_blocks_hit
+pg_stat_get_xact_function_calls pg_stat_get_xact_function_self_time
+pg_stat_get_xact_function_total_time pg_stat_get_xact_numscans pg_stat_get_xact_tuples_deleted
+pg_stat_get_xact_tuples_fetched pg_stat_get_xact_tuples_hot_updated
+pg_stat_get_xact_tuples_inserted pg_stat_get_xact_tuples_returned
+pg_stat_get_xact_tuples_updated pg_stat_reset_replication_slot pg_stat_reset_shared
+pg_stat_reset_single_function_counters pg_stat_reset_single_table_counters pg_stat_reset_slru
+pg_stat_reset_subscription_stats pg_statistics_obj_is_visible pg_table_is_visible pg_table_size
+pg_tablespace_databases pg_tablespace_location pg_tablespace_size pg_terminate_backend
+pg_total_relation_size pg_try_advisory_lock pg_try_advisory_lock_shared
+pg_try_advisory_xact_lock pg_try_advisory_xact_lock_shared pg_ts_config_is_visible
+pg_ts_dict_is_visible pg_ts_parser_is_visible pg_ts_template_is_visible pg_type_is_visible
+pg_typeof pg_walfile_name pg_walfile_name_offset pg_xact_commit_timestamp
+pg_xact_commit_timestamp_origin pg_xact_status phraseto_tsquery plainto_tsquery
+plpgsql_validator point point_in point_out point_send poly_center poly_in poly_npoints poly_out
+poly_send polygon popen querytree quote_ident quote_literal quote_nullable radians radius
+range_agg range_intersect_agg range_merge range_out range_send rank rank_final record_out
+record_send regclass regclassin regclassout regclasssend regcollationin regcollationout
+regcollationsend regconfigin regconfigout regconfigsend regdictionaryin regdictionaryout
+regdictionarysend regnamespacein regnamespaceout regnamespacesend regoperatorin regoperatorout
+regoperatorsend regoperin regoperout regopersend regprocedurein regprocedureout
+regproceduresend regprocin regprocout regprocsend regrolein regroleout regrolesend regtypein
+regtypeout regtypesend reverse round row_security_active row_to_json rtrim
+satisfies_hash_partition scale setseed sha224 sha256 sha384 sha512 shell_in shell_out sign
+similar_to_escape sin sind sinh spg_poly_quad_compress sqrt stddev stddev_pop stddev_samp strip
+sum table_am_handler_in table_am_handler_out tan tand tanh text textin textlen textout textsend
+tidin tidout tidsend time time_hash time_out time_send timestamp timestamp_hash timestamp_out
+timestamp_send timestamptypmodin timestamptypmodout timestamptz timestamptz_out
+timestamptz_send timestamptztypmodin timestamptztypmodout timetypmodin timetypmodout timetz
+timetz_hash timetz_out timetz_send timetztypmodin timetztypmodout to_ascii to_hex to_json
+to_jsonb to_regclass to_regcollation to_regnamespace to_regoper to_regoperator to_regproc
+to_regprocedure to_regrole to_regtype to_timestamp to_tsquery to_tsvector trigger_in
+trigger_out trim_scale trunc ts_debug ts_stat ts_token_type tsm_handler_in tsm_handler_out
+tsmultirange tsquery_not tsqueryin tsqueryout tsquerysend tstzmultirange tsvector_to_array
+tsvectorin tsvectorout tsvectorsend txid_snapshot_in txid_snapshot_out txid_snapshot_send
+txid_snapshot_xip txid_snapshot_xmax txid_snapshot_xmin txid_status unistr unknownin unknownout
+unknownsend unnest upper upper_inc upper_inf uuid_hash uuid_in uuid_out uuid_send var_pop
+var_samp varbit_out varbit_send varbittypmodin varbittypmodout varchar varcharout varcharsend
+varchartypmodin varchartypmodout variance void_in void_out void_send websearch_to_tsquery width
+xid xid8in xid8out xid8send xidin xidout xidsend xml xml_in xml_is_well_formed
+xml_is_well_formed_content xml_is_well_formed_document xml_out xml_send xmlagg xmlcomment
+`)...)

@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"slices"
+
+	pg_query "github.com/pganalyze/pg_query_go/v6"
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+)
+
+// Uses are the names through which a statement runs code: the functions it
+// calls, the operators it writes and the names it writes in attribute
+// position (t.f, c.f, (expr).f), any of which PostgreSQL may read as a call.
+// The guard checks them against the allowlist and PostgreSQL's built-ins; the
+// executor checks them again against the live server's catalog, where a
+// user-defined function or operator of one of these names would be the one
+// that runs (UsesOf).
+type Uses struct {
+	// Functions are the names of the functions called, without schema.
+	Functions []string
+	// Operators are the operator symbols written (BETWEEN as >= and <=).
+	Operators []string
+	// Attributes are the names written in attribute position.
+	Attributes []Attribute
+}
+
+// Attribute is a name in attribute position. When the name before it is a
+// table the statement reads, Schema and Table name that table: if it has a
+// column of that name, PostgreSQL reads the column, never a call.
+type Attribute struct {
+	Name          string
+	Schema, Table string
+}
+
+func (u *Uses) addFunction(name string) {
+	if !slices.Contains(u.Functions, name) {
+		u.Functions = append(u.Functions, name)
+	}
+}
+
+func (u *Uses) addOperator(op string) {
+	if !slices.Contains(u.Operators, op) {
+		u.Operators = append(u.Operators, op)
+	}
+}
+
+func (u *Uses) addAttribute(a Attribute) {
+	if !slices.Contains(u.Attributes, a) {
+		u.Attributes = append(u.Attributes, a)
+	}
+}
+
+// UsesOf returns what st calls. st must come from Reader.Read, which has
+// already refused whatever the guard refuses; its Text is read again.
+func UsesOf(st *guard.Statement) (Uses, *contracts.Refusal) {
+	w, ref := walk(st.Text)
+	if ref != nil {
+		return Uses{}, ref
+	}
+	return w.uses, nil
+}
+
+// resolve turns the attribute references into Attributes, now that every
+// FROM has been read. In t.f the name f belongs to the table t when t is a
+// table of a SELECT in view (the innermost first, as PostgreSQL looks); in
+// s.t.f when s.t is one read without an alias. Any further name, and f of
+// (expr).f, belongs to no table.
+func (w *walker) resolve() {
+	for _, a := range w.attrs {
+		if a.field {
+			w.uses.addAttribute(Attribute{Name: a.fields[0]})
+			continue
+		}
+		f := a.fields
+		k, t := 1, guard.Table{}
+		if tt, ok := lookupQualified(a.chain, f[0], f[1]); ok && len(f) >= 3 {
+			k, t = 2, tt
+		} else if tt, ok := lookup(a.chain, f[0]); ok {
+			t = tt
+		}
+		for i := k; i < len(f); i++ {
+			at := Attribute{Name: f[i]}
+			if i == k && t.Name != "" {
+				at.Schema, at.Table = t.Schema, t.Name
+			}
+			w.uses.addAttribute(at)
+		}
+	}
+}
+
+// lookup finds the table a name refers to in the SELECTs in view; a
+// subquery, function or join of that name hides tables further out.
+func lookup(chain []*scope, ref string) (guard.Table, bool) {
+	for i := len(chain) - 1; i >= 0; i-- {
+		if t, ok := chain[i].tables[ref]; ok {
+			return t, true
+		}
+		if chain[i].others[ref] {
+			return guard.Table{}, false
+		}
+	}
+	return guard.Table{}, false
+}
+
+// lookupQualified finds a table read as schema.name without an alias.
+func lookupQualified(chain []*scope, schema, name string) (guard.Table, bool) {
+	for i := len(chain) - 1; i >= 0; i-- {
+		if t, ok := chain[i].tables[name]; ok && t.Alias == "" && t.Schema == schema {
+			return t, true
+		}
+	}
+	return guard.Table{}, false
+}
+
+// joinBounds are the bounds of a join's ON with the tables they limit: a
+// condition in the ON of an outer join filters only the side that is not
+// preserved.
+func joinBounds(j *pg_query.JoinExpr) []guard.Bound {
+	bs := bounds(j.Quals)
+	var limits []string
+	switch j.Jointype {
+	case pg_query.JoinType_JOIN_LEFT:
+		limits = refsOf(j.Rarg, []string{})
+	case pg_query.JoinType_JOIN_RIGHT:
+		limits = refsOf(j.Larg, []string{})
+	case pg_query.JoinType_JOIN_FULL:
+		limits = []string{}
+	default:
+		return bs
+	}
+	for i := range bs {
+		bs[i].Limits = limits
+	}
+	return bs
+}
+
+// refsOf lists the names the tables and subqueries of one side of a join
+// are referred to by.
+func refsOf(n *pg_query.Node, out []string) []string {
+	switch x := n.GetNode().(type) {
+	case *pg_query.Node_RangeVar:
+		if x.RangeVar.Alias != nil && x.RangeVar.Alias.Aliasname != "" {
+			return append(out, x.RangeVar.Alias.Aliasname)
+		}
+		return append(out, x.RangeVar.Relname)
+	case *pg_query.Node_JoinExpr:
+		out = refsOf(x.JoinExpr.Larg, out)
+		return refsOf(x.JoinExpr.Rarg, out)
+	case *pg_query.Node_RangeSubselect:
+		if x.RangeSubselect.Alias != nil {
+			return append(out, x.RangeSubselect.Alias.Aliasname)
+		}
+	case *pg_query.Node_RangeFunction:
+		if x.RangeFunction.Alias != nil {
+			return append(out, x.RangeFunction.Alias.Aliasname)
+		}
+	}
+	return out
+}

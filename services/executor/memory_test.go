@@ -1,0 +1,136 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/executor/connections"
+)
+
+// rss returns the process's resident set size in bytes, from /proc.
+func rss(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skipf("no /proc/self/statm: %v", err)
+	}
+	fields := bytes.Fields(data)
+	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// peakRSS samples the resident set size while fn runs and returns how far
+// above its level before fn it rose.
+func peakRSS(t *testing.T, fn func()) int64 {
+	t.Helper()
+	runtime.GC()
+	debug.FreeOSMemory()
+	base := rss(t)
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			if r := rss(t); r > peak.Load() {
+				peak.Store(r)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	<-sampled
+	return peak.Load() - base
+}
+
+// TestMemoryBudgetHoldsUnderWideValues: eight operations at once, each
+// reading one 500 MB value (100 MB on PostgreSQL, whose server must build
+// eight of them within the statement timeout; eight still pass the budget
+// twice over), keep the executor's resident memory under its
+// budget, and each ends as a clear result_too_large (agent profile) or a
+// truncated result (inspect): bytes are bounded while read, not after.
+func TestMemoryBudgetHoldsUnderWideValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 8 wide values at once")
+	}
+	const budget = DefaultMemoryBudget
+	type wide struct {
+		name string
+		conn connections.Connection
+		sql  string
+		// engineLimit: the engine's own memory limit may stop the statement
+		// while it builds the value (a database error of class resource).
+		engineLimit bool
+	}
+	cases := []wide{
+		{"sqlite zeroblob", connections.Connection{ID: "w", Engine: contracts.EngineSQLite, Path: demoPath(t)},
+			"SELECT zeroblob(500000000) AS v", false},
+		{"sqlite printf", connections.Connection{ID: "w", Engine: contracts.EngineSQLite, Path: demoPath(t)},
+			"SELECT printf('%.*c', 500000000, 'x') AS v", false},
+		{"duckdb repeat", connections.Connection{ID: "w", Engine: contracts.EngineDuckDB, Path: duckdbFixture(t)},
+			"SELECT repeat('x', 500000000) AS v", false},
+		// Built by aggregation, which no guard can size: DuckDB's memory
+		// limit (engine.Options.OperationMemory) stops it while it is built.
+		{"duckdb string_agg", connections.Connection{ID: "w", Engine: contracts.EngineDuckDB, Path: duckdbFixture(t)},
+			"SELECT string_agg('xxxxxxxxxxxxxxxxxxxx', '') AS v FROM range(25000000)", true},
+	}
+	if dsn := os.Getenv("SONDE_TEST_PG_URL"); dsn != "" {
+		cases = append(cases, wide{"postgres repeat", connections.Connection{ID: "w", Engine: contracts.EnginePostgres, DSN: dsn},
+			"SELECT repeat('x', n) AS v FROM (SELECT 100000000 AS n) AS t", false})
+	}
+	for _, c := range cases {
+		for _, profile := range []contracts.Profile{contracts.ProfileAgentReadOnly, contracts.ProfileInspect} {
+			t.Run(c.name+"/"+string(profile), func(t *testing.T) {
+				s := newService(t, Config{Engine: c.conn.Engine, MemoryBudget: budget, Connections: []connections.Connection{c.conn}})
+				if d := s.Descriptors(); d[0].Status != contracts.ConnectionAvailable {
+					t.Fatalf("connection: %+v", d[0])
+				}
+				replies := make([]contracts.ExecReply, MaxConcurrentReads)
+				grew := peakRSS(t, func() {
+					var wg sync.WaitGroup
+					for i := range MaxConcurrentReads {
+						wg.Go(func() {
+							replies[i] = s.Exec(context.Background(), contracts.OpRead, contracts.ExecRequest{
+								RunID: "run-wide", StepID: fmt.Sprintf("s%d", i), ConnectionID: "w", Profile: profile,
+								SQL: c.sql, TimeoutMs: 10_000})
+						})
+					}
+					wg.Wait()
+				})
+				t.Logf("resident memory grew by %d MiB (budget %d MiB)", grew>>20, budget>>20)
+				if grew > budget {
+					t.Errorf("resident memory grew by %d MiB, over the %d MiB budget", grew>>20, budget>>20)
+				}
+				for i, r := range replies {
+					// The guard may refuse to build the value at all (too_complex).
+					tooLarge := r.Status == contracts.ExecRefused &&
+						(r.Refusal.Code == contracts.RefuseResultTooLarge || r.Refusal.Code == contracts.RefuseTooComplex)
+					truncated := r.Status == contracts.ExecOK && r.Artifact.Truncated
+					limited := c.engineLimit && r.Status == contracts.ExecError && r.Error.Class == contracts.DBResource
+					if !tooLarge && !limited && !(profile == contracts.ProfileInspect && truncated) {
+						t.Errorf("read %d: %+v", i, r)
+					}
+				}
+			})
+		}
+	}
+}
