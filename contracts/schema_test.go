@@ -34,6 +34,7 @@ func messages() map[string]any {
 		"model-probe-reply":   contracts.ModelProbeReply{},
 		"exec-request":        contracts.ExecRequest{},
 		"exec-reply":          contracts.ExecReply{},
+		"exec-cancel":         contracts.ExecCancel{},
 		"artifact":            contracts.Artifact{},
 		"connection":          contracts.ConnectionDescriptor{},
 		"ledger-entry":        contracts.Entry{},

@@ -69,18 +69,64 @@ func Neutralise(s string) string {
 	if s == "" {
 		return s
 	}
-	if isASCII(s) && !containsFold(s, "t") && !strings.Contains(s, `\u`) {
-		// No T, no keyword: only the brackets can need work.
+	if isASCII(s) && !strings.Contains(s, `\u`) && !asciiHoldsKeyword(s) {
+		// Plain ASCII without the word: only the brackets can need work.
 		return spaceBrackets(s)
 	}
 	return spaceBrackets(removeKeywords(s))
 }
+
+// asciiHoldsKeyword is removeKeywords' search without the bookkeeping, for
+// the common case: ASCII text read letter by letter (escapes \n \r \t
+// dropped), matched against the keyword with a KMP automaton.
+func asciiHoldsKeyword(s string) bool {
+	m := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s) && (s[i+1] == 'n' || s[i+1] == 'r' || s[i+1] == 't'):
+			i++
+			continue
+		case 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		case 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		default:
+			continue
+		}
+		for m > 0 && keyword[m] != c {
+			m = keywordFail[m-1]
+		}
+		if keyword[m] == c {
+			m++
+		}
+		if m == len(keyword) {
+			return true
+		}
+	}
+	return false
+}
+
+// keywordFail is the KMP failure function of keyword.
+var keywordFail = func() [len(keyword)]int {
+	var f [len(keyword)]int
+	for i, k := 1, 0; i < len(keyword); i++ {
+		for k > 0 && keyword[i] != keyword[k] {
+			k = f[k-1]
+		}
+		if keyword[i] == keyword[k] {
+			k++
+		}
+		f[i] = k
+	}
+	return f
+}()
 
 // skeleton holds the letters and digits of a text as a reader takes them,
 // each with the byte range of the source rune it came from.
 type skeleton struct {
 	r          []rune
 	start, end []int
+	buf        []byte // scratch for one rune's decomposition
 }
 
 func skeletonOf(s string) skeleton {
@@ -121,14 +167,25 @@ func (k *skeleton) add(r rune, start, end int) {
 		k.r, k.start, k.end = append(k.r, r), append(k.start, start), append(k.end, end)
 		return
 	}
-	for _, c := range norm.NFKD.String(string(r)) {
-		c = unicode.ToUpper(c)
-		if l, ok := lookAlike[c]; ok {
-			c = l
+	k.buf = utf8.AppendRune(k.buf[:0], r)
+	if d := norm.NFKD.Properties(k.buf).Decomposition(); d != nil {
+		for _, c := range string(d) {
+			k.addFolded(c, start, end)
 		}
-		if unicode.IsLetter(c) || unicode.IsDigit(c) {
-			k.r, k.start, k.end = append(k.r, c), append(k.start, start), append(k.end, end)
-		}
+		return
+	}
+	k.addFolded(r, start, end)
+}
+
+// addFolded adds one decomposed rune, upper-cased and look-alikes folded,
+// when it is a letter or a digit.
+func (k *skeleton) addFolded(c rune, start, end int) {
+	c = unicode.ToUpper(c)
+	if l, ok := lookAlike[c]; ok {
+		c = l
+	}
+	if unicode.IsLetter(c) || unicode.IsDigit(c) {
+		k.r, k.start, k.end = append(k.r, c), append(k.start, start), append(k.end, end)
 	}
 }
 
@@ -211,7 +268,7 @@ func hugs(r rune) bool {
 	case '_', '-', ' ', '\t', '=', '\u00a0', '\u3000':
 		return true
 	}
-	return brackets[r] != 0 || invisible(r)
+	return bracket(r) != 0 || invisible(r)
 }
 
 // spaceBrackets spaces apart every run of three or more angle brackets (or
@@ -224,7 +281,7 @@ func spaceBrackets(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		w := brackets[r]
+		w := bracket(r)
 		if w == 0 {
 			b.WriteString(s[i : i+n])
 			i += n
@@ -235,8 +292,8 @@ func spaceBrackets(s string) string {
 		for j < len(s) {
 			r2, n2 := utf8.DecodeRuneInString(s[j:])
 			switch {
-			case brackets[r2] != 0 && sign(brackets[r2]) == sign(w):
-				count += abs(brackets[r2])
+			case bracket(r2) != 0 && sign(bracket(r2)) == sign(w):
+				count += abs(bracket(r2))
 			case invisible(r2):
 			default:
 				goto done
@@ -259,9 +316,12 @@ func spaceBrackets(s string) string {
 }
 
 func hasBracketRun(s string) bool {
+	if isASCII(s) {
+		return strings.Contains(s, "<<<") || strings.Contains(s, ">>>")
+	}
 	run, dir := 0, 0
 	for _, r := range s {
-		w := brackets[r]
+		w := bracket(r)
 		switch {
 		case w != 0 && sign(w) == dir:
 			run += abs(w)
@@ -279,13 +339,25 @@ func hasBracketRun(s string) bool {
 	return false
 }
 
-// brackets maps angle brackets and the characters a reader takes for them
-// to how many they count for: positive opening (<), negative closing (>).
-var brackets = map[rune]int{
-	'<': 1, '‹': 1, '＜': 1, '﹤': 1, '〈': 1, '\u2329': 1, '⟨': 1, '❮': 1, '❰': 1, '˂': 1, 'ᐸ': 1, '⧼': 1, '⦉': 1,
-	'«': 2, '《': 2, '⟪': 2, '≪': 2, '⋘': 3,
-	'>': -1, '›': -1, '＞': -1, '﹥': -1, '〉': -1, '\u232a': -1, '⟩': -1, '❯': -1, '❱': -1, '˃': -1, 'ᐳ': -1, '⧽': -1, '⦊': -1,
-	'»': -2, '》': -2, '⟫': -2, '≫': -2, '⋙': -3,
+// bracket tells whether r is an angle bracket or a character a reader takes
+// for one, and how many it counts for: positive opening (<), negative
+// closing (>), zero for anything else.
+func bracket(r rune) int {
+	switch r {
+	case '<', '‹', '＜', '﹤', '〈', '\u2329', '⟨', '❮', '❰', '˂', 'ᐸ', '⧼', '⦉':
+		return 1
+	case '«', '《', '⟪', '≪':
+		return 2
+	case '⋘':
+		return 3
+	case '>', '›', '＞', '﹥', '〉', '\u232a', '⟩', '❯', '❱', '˃', 'ᐳ', '⧽', '⦊':
+		return -1
+	case '»', '》', '⟫', '≫':
+		return -2
+	case '⋙':
+		return -3
+	}
+	return 0
 }
 
 // invisible reports characters a reader does not see: format characters
@@ -314,7 +386,7 @@ var lookAlike = map[rune]rune{
 	'ᴄ': 'C', 'ᴅ': 'D', 'ᴇ': 'E', 'ɴ': 'N', 'ᴏ': 'O', 'ʀ': 'R', 'ꜱ': 'S', 'ᴛ': 'T', 'ᴜ': 'U',
 }
 
-func (k skeleton) hasAt(i int, word string) bool {
+func (k *skeleton) hasAt(i int, word string) bool {
 	if i < 0 || i+len(word) > len(k.r) {
 		return false
 	}

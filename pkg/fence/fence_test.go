@@ -56,3 +56,21 @@ func TestInstructionsForgeNoMarker(t *testing.T) {
 		t.Fatal("the instructions spell a marker")
 	}
 }
+
+func BenchmarkWrapRows(b *testing.B) {
+	row := "2025-03-01 | cancelled | 1234 | Customer name with some text\n"
+	content := strings.Repeat(row, (256<<10)/len(row))
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		Wrap("rows", content)
+	}
+}
+
+func BenchmarkWrapRowsNonASCII(b *testing.B) {
+	row := "2025-03-01 | annulé | 1234 | 東京の顧客 ＡＢＣ\n"
+	content := strings.Repeat(row, (256<<10)/len(row))
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		Wrap("rows", content)
+	}
+}

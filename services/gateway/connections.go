@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,4 +58,23 @@ func (g *Gateway) descriptors(ctx context.Context) ([]contracts.ConnectionDescri
 	}
 	slices.SortFunc(out, func(a, b contracts.ConnectionDescriptor) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// unavailableConnections says which connections an executor could not open,
+// and why: /readyz stays ready without them (one database down must not
+// take the server out of service), but an operator should see it there.
+func (g *Gateway) unavailableConnections(ctx context.Context) []string {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	ds, err := g.descriptors(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range ds {
+		if d.Status == contracts.ConnectionUnavailable {
+			out = append(out, fmt.Sprintf("connection %s (%s) is unavailable: %s", d.ID, d.Engine, d.Reason))
+		}
+	}
+	return out
 }

@@ -135,7 +135,7 @@ func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.Ex
 		// Nobody will read the answer (the client hung up, or we stopped
 		// waiting): stop the statement at the database rather than let it
 		// run to its own timeout.
-		// g.cancelExec(e, req)
+		g.cancelExec(e, req)
 	}
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):

@@ -169,6 +169,26 @@ func readable(p guard.Policy, db, table string) *contracts.Refusal {
 	return guard.Apply(st, guard.Policy{Readable: p.Readable, DefaultSchema: schema})
 }
 
+// NormalizePolicy returns p with the name SQLite reports for its schema
+// table added beside each pattern that names it by a newer name: SQLite
+// reports a read of sqlite_schema as one of sqlite_master (and
+// sqlite_temp_schema as sqlite_temp_master), so a pattern naming
+// sqlite_schema admits the reads it means.
+func NormalizePolicy(p guard.Policy) guard.Policy {
+	var extra []string
+	for _, pat := range p.Readable {
+		f := foldASCII(pat)
+		alias := strings.ReplaceAll(strings.ReplaceAll(f, "sqlite_temp_schema", "sqlite_temp_master"), "sqlite_schema", "sqlite_master")
+		if alias != f {
+			extra = append(extra, alias)
+		}
+	}
+	if len(extra) > 0 {
+		p.Readable = append(append([]string(nil), p.Readable...), extra...)
+	}
+	return p
+}
+
 // CatalogPolicy is the policy a connection reads its own catalog under (a
 // schema read, the proof at open that the file is a database): the schema
 // table only.

@@ -442,6 +442,11 @@ func TestNameRules(t *testing.T) {
 		check(named, q, "")
 	}
 	check(named, "select * from sqlite_sequence", contracts.RefuseTableNotReadable)
+	// A pattern may name the schema table by its newer name.
+	newer := NormalizePolicy(guard.Policy{Readable: []string{"main.*", "main.SQLITE_SCHEMA"}, DefaultSchema: "main"})
+	for _, q := range []string{"select * from sqlite_schema", "select * from sqlite_master", "pragma table_list"} {
+		check(newer, q, "")
+	}
 }
 
 // TestOuterJoinLimits: a bound in an outer join's ON limits only the side

@@ -157,7 +157,7 @@ func TestAnExecutorCrashLeavesServeStanding(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		stop()
-		if t.Failed() {
+		if t.Failed() || testing.Verbose() {
 			t.Logf("sonde serve log:\n%s", logs.text())
 		}
 	})

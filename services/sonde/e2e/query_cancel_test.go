@@ -102,3 +102,42 @@ func TestQueryHangUpStopsTheStatement(t *testing.T) {
 		t.Fatal("the statement was still running 8s after the client hung up (its timeout is 10s)")
 	}
 }
+
+// TestCancelPermissionsOnTheWire: under deploy/nats/nats-server.conf the
+// gateway and the orchestrator may publish an executor cancel and the
+// executor hears it; the gateway still cannot ask an executor to read.
+func TestCancelPermissionsOnTheWire(t *testing.T) {
+	url := startConfiguredNATS(t)
+	subject := contracts.ExecCancelSubject(contracts.EngineSQLite)
+	ex := connectAs(t, url, "executor-sqlite", nats.PermissionErrOnSubscribe(true))
+	sub, err := ex.SubscribeSync(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"gateway", "orchestrator"} {
+		nc := connectAs(t, url, user)
+		data, _ := json.Marshal(contracts.ExecCancel{StepID: "q-" + user})
+		if err := nc.Publish(subject, data); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("the executor did not hear %s's cancel: %v", user, err)
+		}
+		var c contracts.ExecCancel
+		if err := json.Unmarshal(msg.Data, &c); err != nil || c.StepID != "q-"+user {
+			t.Fatalf("cancel from %s: %s", user, msg.Data)
+		}
+	}
+	gw := connectAs(t, url, "gateway")
+	refused(t, gw, "sonde.exec.sqlite.read", func(ctx context.Context) error {
+		_, err := gw.RequestWithContext(ctx, "sonde.exec.sqlite.read", []byte(`{}`))
+		return err
+	})
+}

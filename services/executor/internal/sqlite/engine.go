@@ -99,6 +99,7 @@ func OpenWith(ctx context.Context, path string, p guard.Policy, o engine.Options
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
+	p = guardsqlite.NormalizePolicy(p)
 	p.DefaultSchema = DefaultSchema
 	e := &Engine{path: abs, policy: p, valueLimit: MaxValueBytes}
 	if o.OperationMemory > 0 && o.OperationMemory < int64(e.valueLimit) {

@@ -179,8 +179,8 @@ func (p *Process) loop() {
 		p.mu.Unlock()
 		if stopping {
 			p.setState(false, "stopped")
-			if err != nil {
-				p.log.Info("child stopped", "exit", exit)
+			if exit != nil {
+				p.log.Info("child stopped", "exit", exitText(exit, err))
 			}
 			return
 		}
