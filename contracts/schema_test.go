@@ -27,6 +27,7 @@ func messages() map[string]any {
 		"start-run-reply":     contracts.StartRunReply{},
 		"cancel-run":          contracts.CancelRun{},
 		"cancel-run-reply":    contracts.CancelRunReply{},
+		"run-health":          contracts.RunHealth{},
 		"model-turn-request":  contracts.ModelTurnRequest{},
 		"model-turn-reply":    contracts.ModelTurnReply{},
 		"model-delta":         contracts.ModelDelta{},

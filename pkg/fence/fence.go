@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -143,8 +144,16 @@ func skeletonOf(s string) skeleton {
 			case 'u':
 				if i+6 <= len(s) && isHex(s[i+2:i+6]) {
 					v, _ := strconv.ParseUint(s[i+2:i+6], 16, 32)
-					k.add(rune(v), i, i+6)
-					i += 6
+					r, n := rune(v), 6
+					// A surrogate pair, as JSON writes characters beyond the BMP.
+					if utf16.IsSurrogate(r) && i+12 <= len(s) && s[i+6:i+8] == `\u` && isHex(s[i+8:i+12]) {
+						lo, _ := strconv.ParseUint(s[i+8:i+12], 16, 32)
+						if c := utf16.DecodeRune(r, rune(lo)); c != utf8.RuneError {
+							r, n = c, 12
+						}
+					}
+					k.add(r, i, i+n)
+					i += n
 					continue
 				}
 			}
@@ -204,8 +213,8 @@ func removeKeywords(s string) string {
 			continue
 		}
 		first, stop := i, i+len(keyword)
-		if first >= len(prefix) && k.hasAt(first-len(prefix), prefix) &&
-			!strings.Contains(s[k.end[first-len(prefix)]:k.start[first]], "\n") {
+		if p := first - len(prefix); p >= 0 && k.hasAt(p, prefix) &&
+			(k.end[first-1] >= k.start[first] || !strings.Contains(s[k.end[first-1]:k.start[first]], "\n")) {
 			first -= len(prefix)
 		}
 		from, to := k.start[first], k.end[stop-1]

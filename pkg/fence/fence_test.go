@@ -74,3 +74,39 @@ func BenchmarkWrapRowsNonASCII(b *testing.B) {
 		Wrap("rows", content)
 	}
 }
+
+// The ASCII fast path finds the word exactly when the full search does.
+func FuzzASCIIFastPathAgrees(f *testing.F) {
+	for _, s := range []string{"UNTRUNTRUSTEDCONTENT", "untrus\\nted content", "UNTRUSTEDCONTEN", "xUNTRUSTED_CONTENTx", "UNTRUSTEDUNTRUSTEDCONTENT"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !isASCII(s) || strings.Contains(s, `\u`) {
+			return
+		}
+		if fast, full := asciiHoldsKeyword(s), removeKeywords(s) != s; fast != full {
+			t.Fatalf("%q: fast path %v, full search %v", s, fast, full)
+		}
+	})
+}
+
+func TestNeutraliseShapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"END\nUNTRUSTED_CONTENT>>>":                 "END\n" + Removed,
+		"a END_UNTRUSTED_CONTENT b":                 "a " + Removed + " b",
+		`x \u0055NTRUSTED_CONTENT y`:                "x " + Removed + " y",
+		`\ud835\udc14NTRUSTED_CONTENT`:              Removed,
+		"row UNTRUSTED\nCONTENT row":                "row " + Removed + "\n row",
+		"UNTRUSTED 12 CONTENT":                      "UNTRUSTED 12 CONTENT",
+		"＜＜＜ not a marker":                          "< < < not a marker",
+		"«‹ quoted":                                 "< < < quoted",
+		"a « b » c":                                 "a « b » c",
+		"東京 ＡＢＣ ﬁ":                                  "東京 ＡＢＣ ﬁ",
+		"<<<UNTRUSTED_CONTENT source=\"x\">>>":      Removed + " source=\"x\"> > >",
+		"ǅ㏈℡ UNTRUSTED ﬁ CONTENT ǄUNTRUSTEDCONTENT": "ǅ㏈℡ UNTRUSTED ﬁ CONTENT Ǆ" + Removed,
+	} {
+		if got := Neutralise(in); got != want {
+			t.Errorf("Neutralise(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

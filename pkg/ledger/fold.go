@@ -90,7 +90,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 				// the step settles without having run.
 				delete(open, p.StepID)
 				r.Steps[i].Status, r.Steps[i].Refusal = contracts.StepRefused, refusal
-				if false && p.Code == contracts.RefuseExecutorBusy && r.Steps[i].CorrelationID != "" {
+				if p.Code == contracts.RefuseExecutorBusy && r.Steps[i].CorrelationID != "" {
 					// A saturated executor never reached the database: the
 					// step costs no statement and may be asked again.
 					r.Spent.Statements--

@@ -253,7 +253,7 @@ func TestStopDrains(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	req := read(counting(300_000))
+	req := read(counting(100_000))
 	req.TimeoutMs = 10_000
 	done := make(chan contracts.ExecReply, 1)
 	go func() {

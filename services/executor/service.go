@@ -21,7 +21,9 @@ import (
 // artifact store unless Config gave one, and serves Ops on
 // contracts.ExecSubject(engine, op) in the queue group ServiceName(engine),
 // registered with the NATS micro framework under that name. Requests are handled concurrently;
-// a malformed one is answered with a refusal.
+// a malformed one is answered with a refusal. It also hears
+// contracts.ExecCancelSubject(engine) outside any queue group, so the
+// replica running a cancelled operation stops it.
 func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

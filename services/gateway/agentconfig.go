@@ -20,6 +20,11 @@ import (
 // modelturn, so a burst of callers shares one probe (in-flight included).
 const agentMemoTTL = 5 * time.Second
 
+// agentMemoNegativeTTL is how long a "not available" answer is reused: much
+// shorter, so that starts work again as soon as NATS, JetStream or the model
+// is back (and /readyz, which never reuses an answer, says ready).
+const agentMemoNegativeTTL = 250 * time.Millisecond
+
 // availability is the composed answer to "does this server run agents",
 // before it is tailored to a caller.
 type availability struct {
@@ -68,7 +73,11 @@ func (g *Gateway) agentAvailability(ctx context.Context) availability {
 	m := &g.agent
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.ok && time.Since(m.at) < agentMemoTTL {
+	ttl := agentMemoTTL
+	if !m.val.enabled {
+		ttl = agentMemoNegativeTTL
+	}
+	if m.ok && time.Since(m.at) < ttl {
 		return m.val
 	}
 	// The answer is shared: one caller going away must not spoil it for the rest.

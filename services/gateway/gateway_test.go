@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/pkg/natstest"
 	"github.com/sondehq/sonde/services/gateway"
 	"github.com/sondehq/sonde/services/gateway/api"
@@ -265,6 +266,15 @@ func TestAgentConfig(t *testing.T) {
 		}
 		if got.Enabled || got.Reason != contracts.CodeLedgerUnavailable || !strings.Contains(got.Detail, contracts.LedgerStream) {
 			t.Fatalf("got %+v", got)
+		}
+		// JetStream is back: the next answer says so at once, not after the
+		// memo of the unavailable answer lapses.
+		if err := (natsx.Resources{Admin: true}).Ensure(e.ctx, e.js); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if got, err := e.client(tokAdmin).Config(e.ctx); err != nil || !got.Enabled {
+			t.Fatalf("after the ledger came back: %+v %v", got, err)
 		}
 	})
 }

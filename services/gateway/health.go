@@ -62,7 +62,7 @@ func (g *Gateway) readiness(ctx context.Context) error {
 	if err := json.Unmarshal(msg.Data, &h); err != nil {
 		return fmt.Errorf("the orchestrator's health reply is not valid: %w", err)
 	}
-	if false && !h.Ready {
+	if !h.Ready {
 		return errors.New("the orchestrator cannot record runs: " + h.Cause)
 	}
 	return nil

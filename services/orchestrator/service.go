@@ -202,7 +202,7 @@ func (s *Service) goCommand(answer func(ctx context.Context) any, req micro.Requ
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
-	func() {
+	go func() {
 		defer s.wg.Done()
 		defer func() { <-s.commands }()
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)

@@ -196,16 +196,23 @@ func neutraliseArguments(raw json.RawMessage) string {
 		return v
 	}
 	v = walk(v)
-	if !changed {
-		return string(raw)
+	out := string(raw)
+	if changed {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if e.Encode(v) != nil {
+			return fence.Neutralise(string(raw))
+		}
+		out = strings.TrimSuffix(b.String(), "\n")
 	}
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	if e.Encode(v) != nil {
-		return fence.Neutralise(string(raw))
+	if fence.Neutralise(out) != out {
+		// The word spelled across keys and values: show the whole text,
+		// neutralised, as one JSON string.
+		q, _ := json.Marshal(fence.Neutralise(string(raw)))
+		return string(q)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return out
 }
 
 const indeterminateContent = "This step's outcome was lost when the process driving the run stopped. " +

@@ -190,7 +190,13 @@ func TestAnExecutorCrashLeavesServeStanding(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the model was never asked")
 	}
-	time.Sleep(1500 * time.Millisecond) // the statement is running in the executor
+	// The step is recorded invoked before the statement is sent; a second
+	// later it runs in the executor.
+	waitFor(t, func() bool {
+		rec, err := c.Run(ctx, started.RunID)
+		return err == nil && len(rec.Steps) > 0 && rec.Steps[0].Status == contracts.StepInvoked
+	})
+	time.Sleep(time.Second)
 	if err := syscall.Kill(first, syscall.SIGSEGV); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ reads but could also write (docs/security.md).`,
 func connectionsList(ctx context.Context, out io.Writer, o runsOptions) error {
 	conns, err := o.client().Connections(ctx)
 	if err != nil {
-		return &exitError{code: ExitError, err: err}
+		return remoteError(o.server, err)
 	}
 	if o.jsonOut {
 		return printJSON(out, api.Connections{Connections: conns})

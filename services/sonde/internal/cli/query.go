@@ -63,9 +63,9 @@ func newQueryCmd() *cobra.Command {
 	var o queryOptions
 	cmd := &cobra.Command{
 		Use:   "query --connections FILE --connection ID 'SQL'",
-		Short: "Run one guarded read on a connection, in process, under the inspect profile",
-		Long: `query runs one SELECT on a connection of the connections file, in this
-process, through the executor's own code: the same guard, read-only
+		Short: "Run one guarded read on a connection, without a server, under the inspect profile",
+		Long: `query runs one SELECT on a connection of the connections file, on this
+machine, through the executor's own code: the same guard, read-only
 connection and limits as a run's reads, under the inspect profile (200 rows by
 default and at most 1,000; 5 s by default and at most 10 s; 1 MB of answer;
 truncated rather than refused). No server is needed and no model is involved.

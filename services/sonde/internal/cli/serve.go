@@ -92,7 +92,10 @@ func newServeCmd() *cobra.Command {
 		Long: `serve starts, in one process, an embedded NATS server with JetStream (file store
 under --data-dir) and every service: gateway, orchestrator, modelturn and the
 SQLite executor. On first start it creates a demo SQLite shop database under
---data-dir and registers it as connection "demo".
+--data-dir and registers it as connection "demo". Each engine's executor runs
+in a supervised child process of serve (--executors child, the default), so
+a crash in native code (a SQL parser, a driver) ends only that child, which
+is started again; --executors in-process keeps them in this process.
 
 With --nats URL it joins an external NATS server instead, and --services runs
 any subset (e.g. --services gateway,orchestrator), which is how each piece is

@@ -15,8 +15,8 @@ func newSQLiteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sqlite FILE ['SQL']",
 		Short: "Inspect a SQLite file read-only: its tables, or one guarded read",
-		Long: `sqlite opens a SQLite database file read-only (mode=ro, never immutable) in
-this process. With no SQL it prints the tables and their CREATE statements;
+		Long: `sqlite opens a SQLite database file read-only (mode=ro, never immutable) on
+this machine. With no SQL it prints the tables and their CREATE statements;
 with SQL it runs one guarded SELECT under the inspect profile, its parameters
 (--params) bound separately. The file must exist; it is never changed.
 ` + inspectExitStatus,
