@@ -71,7 +71,7 @@ const (
 	// DefaultBusyWait is how long an operation waits for a free slot.
 	DefaultBusyWait = 5 * time.Second
 	// DefaultDrainGrace is how long Stop lets operations in flight finish.
-	DefaultDrainGrace = 10 * time.Second
+	DefaultDrainGrace = 8 * time.Second
 	// DefaultRetryOpen is the first wait before an unavailable connection is
 	// opened again; the wait doubles up to MaxRetryOpen.
 	DefaultRetryOpen = time.Second

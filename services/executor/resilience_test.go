@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -333,4 +335,48 @@ func waitStopping(t *testing.T, s *Service) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // the endpoints' interest ends
+}
+
+// TestWriteCapableRoleIsWarned: a PostgreSQL connection whose read role can
+// write (the test server's superuser) is served, with warnings in its
+// descriptor and the start-up log.
+func TestWriteCapableRoleIsWarned(t *testing.T) {
+	dsn := os.Getenv("SONDE_TEST_PG_URL")
+	if dsn == "" {
+		t.Skip("SONDE_TEST_PG_URL is not set")
+	}
+	var logs syncBuffer
+	s := newService(t, Config{Engine: contracts.EnginePostgres, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Connections: []connections.Connection{{ID: "super", Engine: contracts.EnginePostgres, DSN: dsn}}})
+	d := s.Descriptors()[0]
+	t.Logf("warnings: %q", d.Warnings)
+	if d.Status != contracts.ConnectionAvailable || len(d.Warnings) == 0 ||
+		!strings.Contains(strings.Join(d.Warnings, "\n"), "superuser") {
+		t.Fatalf("descriptor: %+v", d)
+	}
+	for _, w := range d.Warnings {
+		if strings.Contains(w, dsn) {
+			t.Errorf("warning names the DSN: %q", w)
+		}
+	}
+	if !strings.Contains(logs.String(), "the role that runs reads can write") || !strings.Contains(logs.String(), "connection=super") {
+		t.Errorf("no start-up warning in the log:\n%s", logs.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/pkg/natstest"
+	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/gateway"
 	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/gateway/client"

@@ -169,9 +169,27 @@ func (s *Service) CancelRun(ctx context.Context, cmd contracts.CancelRun) contra
 			return contracts.CancelRunReply{Error: runError(contracts.CodeUnavailable, "the cancellation could not be recorded", "try again")}
 		}
 		s.recordHistory(ctx, rec.Actor, cmd.RunID, contracts.StatusCancelled)
+		s.cancelStatements(cmd.RunID, entries)
 		return contracts.CancelRunReply{Status: contracts.StatusCancelled}
 	}
 	return contracts.CancelRunReply{Error: runError(contracts.CodeUnavailable, "the run kept moving; cancellation not recorded", "try again")}
+}
+
+// cancelStatements tells the executors to stop the statements the run has
+// in flight (its steps invoked and not settled), wherever its drive runs:
+// cancelling the drive alone would leave them running at the database until
+// their own timeout.
+func (s *Service) cancelStatements(runID string, entries []contracts.Entry) {
+	var header contracts.RunStarted
+	if len(entries) == 0 || json.Unmarshal(entries[0].Data, &header) != nil || header.Engine == "" {
+		return
+	}
+	for _, inv := range ledger.OpenSteps(entries) {
+		b, _ := json.Marshal(contracts.ExecCancel{RunID: runID, StepID: inv.StepID})
+		if err := s.nc.Publish(contracts.ExecCancelSubject(header.Engine), b); err != nil {
+			s.log.Warn("cancel statement", "run", runID, "step", inv.StepID, "err", err)
+		}
+	}
 }
 
 func (s *Service) stopLocal(runID string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +70,9 @@ var errTurnLost = errors.New("orchestrator: the model turn went silent")
 // subscription (a NATS user that may not subscribe to deltas) the turn is
 // bounded only by its own timeout.
 func (s *Service) watchTurn(ctx context.Context, cancel context.CancelCauseFunc, runID string, silence time.Duration) (stop func()) {
+	if !s.heartbeats {
+		return func() {}
+	}
 	beat := make(chan struct{}, 1)
 	sub, err := s.nc.Subscribe(contracts.ModelDeltaSubject(runID), func(*nats.Msg) {
 		select {
@@ -105,6 +109,34 @@ func (s *Service) watchTurn(ctx context.Context, cancel context.CancelCauseFunc,
 		close(done)
 		_ = sub.Unsubscribe()
 	}
+}
+
+// canWatchTurns reports whether this connection may subscribe to model
+// deltas. A NATS user without that permission (a permissions file from before
+// heartbeats) would see every turn as silent and lose it; such a process
+// bounds a turn by its timeout alone, and says so once.
+func (s *Service) canWatchTurns(nc *nats.Conn) bool {
+	before := nc.LastError()
+	sub, err := nc.SubscribeSync(contracts.ModelDeltaSubject("orchestrator-permission-check"))
+	if err == nil {
+		err = nc.FlushTimeout(5 * time.Second)
+		_ = sub.Unsubscribe()
+	}
+	if err == nil {
+		// A refused subscription is reported asynchronously; the server's
+		// words name the subject, the only place it appears.
+		last := nc.LastError()
+		if last != nil && !errors.Is(last, before) && errors.Is(last, nats.ErrPermissionViolation) &&
+			strings.Contains(last.Error(), "sonde.model.delta") {
+			err = last
+		}
+	}
+	if err != nil {
+		s.log.Warn("cannot watch model-turn heartbeats (subscribe to sonde.model.delta.> is not permitted?); a lost turn waits for its timeout",
+			"err", err)
+		return false
+	}
+	return true
 }
 
 // storeHealth remembers whether the last ledger or lease write was refused

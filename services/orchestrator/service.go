@@ -81,6 +81,8 @@ type Service struct {
 	commands chan struct{}
 	// store is what the last ledger or lease write said about storage.
 	store storeHealth
+	// heartbeats: this connection may watch model-turn heartbeats.
+	heartbeats bool
 }
 
 // New validates cfg and returns an orchestrator that is not yet started.
@@ -127,6 +129,7 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 		return fmt.Errorf("orchestrator: jetstream: %w", err)
 	}
 	s.nc = nc
+	s.heartbeats = s.canWatchTurns(nc)
 	if s.ledger, err = ledger.Open(ctx, js, ledger.WithWriter(s.cfg.Name)); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}

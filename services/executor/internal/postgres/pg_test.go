@@ -153,7 +153,13 @@ func (s *server) ownerEngine(t *testing.T) *Engine {
 }
 
 // state fingerprints everything a write could change: each table's row
-// count and checksum, the sequence, large objects and advisory locks.
+// count and checksum, the sequence, large objects, advisory locks, the
+// fixture database's relations — and files on the database host, which
+// COPY … TO a file or PROGRAM writes without touching a table: the data
+// directory's top level (where a relative path lands) and the sonde-*
+// files of /tmp (where the corpora and the fixtures aim), each regular
+// file with its size and modification time. The admin connection is the
+// superuser's, so pg_ls_dir and pg_stat_file may read any path.
 func (s *server) state(t *testing.T) string {
 	t.Helper()
 	var out string
@@ -165,7 +171,15 @@ func (s *server) state(t *testing.T) string {
 		(SELECT last_value || ':' || is_called FROM public.orders_id_seq),
 		(SELECT count(*) FROM pg_catalog.pg_largeobject_metadata),
 		(SELECT count(*) FROM pg_catalog.pg_locks WHERE locktype = 'advisory'),
-		(SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'stolen'))`).Scan(&out)
+		(SELECT count(*) FROM pg_catalog.pg_class WHERE relname = 'stolen'),
+		(SELECT md5(string_agg(c.oid::text || c.relname || c.relkind::text || c.relnatts, ',' ORDER BY c.oid))
+		   FROM pg_catalog.pg_class c WHERE c.relnamespace NOT IN ('pg_catalog'::regnamespace, 'pg_toast'::regnamespace, 'information_schema'::regnamespace)
+		    AND c.relpersistence <> 't'),
+		'datadir ' || (SELECT string_agg(f || CASE WHEN st.isdir THEN '/' ELSE ':' || st.size || '@' || st.modification END, ',' ORDER BY f)
+		   FROM pg_catalog.pg_ls_dir('.') f, LATERAL pg_catalog.pg_stat_file(f, true) st WHERE f <> 'postmaster.pid'),
+		'tmp ' || coalesce((SELECT string_agg(f || ':' || st.size || '@' || st.modification, ',' ORDER BY f)
+		   FROM pg_catalog.pg_ls_dir('/tmp', true, false) f, LATERAL pg_catalog.pg_stat_file('/tmp/' || f, true) st
+		  WHERE f LIKE 'sonde-%' AND NOT coalesce(st.isdir, false)), 'none'))`).Scan(&out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,3 +139,37 @@ func TestServeNamesAnUnwritableDataDir(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutorChildGetsNoSecretOnItsCommandLine: an executor child's command
+// line names its NATS user and carries serve's other flags; its password is
+// in its environment only, and the model's key and the gateway's tokens are
+// not there.
+func TestExecutorChildGetsNoSecretOnItsCommandLine(t *testing.T) {
+	t.Setenv("LLM_API_KEY", "sk-model-secret")
+	t.Setenv("SONDE_API_TOKENS", "tok=ann:admin")
+	t.Setenv("SONDE_HTTP", "0.0.0.0:9999")
+	cmd := newServeCmd()
+	if err := cmd.ParseFlags([]string{"--data-dir", "/srv/sonde", "--log-level", "debug", "--no-demo"}); err != nil {
+		t.Fatal(err)
+	}
+	cn := childNATS{url: "nats://127.0.0.1:4222", user: "executor", password: "child-secret-pw"}
+	args := strings.Join(childArgs(cmd.Flags(), "executor-duckdb", cn), " ")
+	for _, want := range []string{"serve --supervised --executors=in-process --services=executor-duckdb --nats=nats://127.0.0.1:4222 --nats-user=executor",
+		"--data-dir=/srv/sonde", "--log-level=debug", "--no-demo=true"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("child args lack %q: %s", want, args)
+		}
+	}
+	if strings.Contains(args, "child-secret-pw") || strings.Contains(args, "--http") || strings.Contains(args, "--nats-password") {
+		t.Errorf("child args: %s", args)
+	}
+	env := strings.Join(childEnviron(cmd.Flags(), cn.password), "\n")
+	if !strings.Contains(env, "SONDE_NATS_PASSWORD=child-secret-pw") {
+		t.Error("the child's environment lacks its NATS password")
+	}
+	for _, bad := range []string{"sk-model-secret", "tok=ann", "SONDE_HTTP"} {
+		if strings.Contains(env, bad) {
+			t.Errorf("the child's environment holds %q", bad)
+		}
+	}
+}

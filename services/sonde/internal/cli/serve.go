@@ -321,15 +321,6 @@ func serve(ctx context.Context, o serveOptions) error {
 			}
 		})
 	}
-	if len(supervised) > 0 {
-		readyCtx, cancel := context.WithTimeout(ctx, childReadyTimeout)
-		defer cancel()
-		for _, p := range supervised {
-			if err := p.WaitReady(readyCtx); err != nil {
-				return err
-			}
-		}
-	}
 	if runs(svcModelTurn) {
 		mt, err := modelturn.New(mtCfg)
 		if err != nil {
@@ -349,6 +340,17 @@ func serve(ctx context.Context, o serveOptions) error {
 			return err
 		}
 		started = append(started, orc.Stop)
+	}
+	// The executor children started first; they are waited for last, while
+	// the other services started.
+	if len(supervised) > 0 {
+		readyCtx, cancel := context.WithTimeout(ctx, childReadyTimeout)
+		defer cancel()
+		for _, p := range supervised {
+			if err := p.WaitReady(readyCtx); err != nil {
+				return err
+			}
+		}
 	}
 	if o.supervised {
 		if err := supervise.ReportReady(); err != nil {

@@ -1,0 +1,258 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+	guardsqlite "github.com/sondehq/sonde/pkg/guard/sqlite"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Each read-only layer must hold with the others removed: a test that only
+// ever sends writes through the guard cannot tell whether the authorizer
+// below it still denies anything. These tests take the other layers away.
+
+// layerWrite is one write and the refusal the authorizer gives it.
+type layerWrite struct {
+	sql  string
+	code string // the code of the authorizer's first denial
+}
+
+// layerWrites are writes of every kind SQLite has, in an order in which each
+// runs on a writable file (the control below proves it), so a denial is the
+// layer's and not a mistake in the statement. dir is where the file lies:
+// ATTACH and VACUUM INTO name new files beside it.
+func layerWrites(dir string) []layerWrite {
+	nr, ns := contracts.RefuseNotReadOnly, contracts.RefuseNotASelect
+	return []layerWrite{
+		{"INSERT INTO t(id) VALUES (9)", nr},
+		{"INSERT INTO t(id) SELECT i + 100 FROM n WHERE i < 3", nr},
+		{"UPDATE t SET name = 'x'", nr},
+		{"DELETE FROM n WHERE i > 900", nr},
+		{"REPLACE INTO t(id, name) VALUES (1, 'z')", nr},
+		{"INSERT INTO t(id) VALUES (2) ON CONFLICT(id) DO UPDATE SET name = 'u'", nr},
+		{"WITH d AS (SELECT 1) DELETE FROM t WHERE id = 3", nr},
+		{"CREATE TABLE x(a)", nr},
+		{"CREATE TEMP TABLE tx(a)", nr},
+		{"CREATE INDEX t_name ON t(name)", nr},
+		{"CREATE VIEW w AS SELECT 1 AS one", nr},
+		{"CREATE TRIGGER tr AFTER INSERT ON n BEGIN DELETE FROM t; END", nr},
+		{"ALTER TABLE t ADD COLUMN z TEXT", nr},
+		{"DROP INDEX n_i", nr},
+		{"DROP VIEW v", nr},
+		{"ATTACH DATABASE '" + filepath.Join(dir, "other.db") + "' AS o", nr},
+		{"PRAGMA user_version = 7", ns},
+		{"PRAGMA application_id = 7", ns},
+		{"PRAGMA writable_schema = 1", ns},
+		{"PRAGMA query_only = 0", ns},
+		{"PRAGMA trusted_schema = 1", ns},
+		{"PRAGMA journal_mode = WAL", ns},
+		{"PRAGMA auto_vacuum = FULL", ns},
+		{"REINDEX", nr},
+		{"ANALYZE", nr},
+		{"VACUUM", nr},
+		{"VACUUM INTO '" + filepath.Join(dir, "copy.db") + "'", nr},
+		{"DROP TABLE n", nr},
+		{"ALTER TABLE t RENAME TO t2", nr},
+	}
+}
+
+// fileState is everything a write could change, read with a plain
+// connection: the catalog, the rows, the header pragmas, the file's bytes
+// and the files beside it.
+func fileState(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var catalog, rows string
+	var userVersion, appID, schemaVersion int64
+	var journal string
+	if err := db.QueryRow(`SELECT
+		(SELECT group_concat(type || ':' || name || ':' || coalesce(sql, ''), '|') FROM (SELECT * FROM sqlite_master ORDER BY name)),
+		(SELECT count(*) || ':' || coalesce(sum(id), 0) || ':' || coalesce(group_concat(coalesce(name, '-'), ','), '') FROM t) ||
+		 '/' || (SELECT count(*) || ':' || sum(i) FROM n),
+		(SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id),
+		(SELECT schema_version FROM pragma_schema_version), (SELECT journal_mode FROM pragma_journal_mode)`).
+		Scan(&catalog, &rows, &userVersion, &appID, &schemaVersion, &journal); err != nil {
+		rows = "unreadable: " + err.Error() // a write renamed or dropped what the state reads
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		files = append(files, e.Name())
+	}
+	sort.Strings(files)
+	return strings.Join([]string{catalog, rows, strconv.FormatInt(userVersion, 10), strconv.FormatInt(appID, 10), strconv.FormatInt(schemaVersion, 10), journal,
+		digestFile(t, path), strings.Join(files, ",")}, " | ")
+}
+
+func digestFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// authCode is the SQLite result code of err: SQLITE_AUTH for a statement the
+// authorizer denied at compile time.
+func authCode(err error) int {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return -1
+	}
+	return se.Code() & 0xff
+}
+
+// copyFile copies the fixture so the control can write to its own copy.
+func copyFile(t *testing.T, from string) string {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(t.TempDir(), "control.db")
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+// TestAuthorizerAloneRefusesWrites opens a WRITABLE connection — no
+// mode=ro, no query_only, no guard in front — with only the authorizer the
+// engine installs, and sends it every kind of write. Each must be denied
+// while SQLite compiles it (SQLITE_AUTH, with the authorizer's own refusal
+// code), and the file, its header and the directory must not change. The
+// same statements, on a copy of the file without the authorizer, all run:
+// the denials are the layer's.
+func TestAuthorizerAloneRefusesWrites(t *testing.T) {
+	path := fixture(t)
+	dir := filepath.Dir(path)
+	ctx := context.Background()
+
+	// The control: every statement is a write SQLite runs when nothing stops it.
+	control := copyFile(t, path)
+	before := fileState(t, control)
+	plain, err := sql.Open("sqlite", control)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.SetMaxOpenConns(1)
+	for _, w := range layerWrites(t.TempDir()) {
+		if _, err := plain.ExecContext(ctx, w.sql); err != nil {
+			t.Fatalf("control: %s fails on a writable file without the authorizer (%v); the statement is not a write", w.sql, err)
+		}
+	}
+	plain.Close()
+	if fileState(t, control) == before {
+		t.Fatal("control: the writes changed nothing; the state check cannot see them")
+	}
+
+	// Only the authorizer: the engine's own driver hook on a writable DSN.
+	p := guardsqlite.NormalizePolicy(guard.Policy{DefaultSchema: DefaultSchema})
+	drv := &sqlite.Driver{}
+	drv.RegisterConnectionHook(func(conn sqlite.ExecQuerierContext, _ string) error {
+		return conn.(sqlite.AuthorizerRegisterer).RegisterAuthorizer(guardsqlite.Authorizer(p, nil))
+	})
+	db := sql.OpenDB(connector{drv: drv, dsn: path})
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	before = fileState(t, path)
+	for _, w := range layerWrites(dir) {
+		rec := &guardsqlite.Record{}
+		if err := setAuthorizer(conn, guardsqlite.Authorizer(p, rec)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := conn.ExecContext(ctx, w.sql)
+		if code := authCode(err); code != sqlite3.SQLITE_AUTH {
+			t.Errorf("%s: err = %v (code %d), want SQLITE_AUTH from the authorizer", w.sql, err, code)
+			continue
+		}
+		ref, what := rec.Denied()
+		if ref == nil || ref.Code != w.code || what == "" {
+			t.Errorf("%s: the authorizer's denial %+v (%q), want code %s", w.sql, ref, what, w.code)
+		}
+	}
+	// Reads still compile under it: the layer denies writes, not everything.
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("a read under the authorizer alone: %d, %v", n, err)
+	}
+	conn.Close()
+	db.Close()
+	if after := fileState(t, path); after != before {
+		t.Fatalf("the file changed under the authorizer alone:\n before %s\n after  %s", before, after)
+	}
+}
+
+// TestEngineConnectionsCarryAuthorizer sends writes straight to the
+// engine's own pooled connections, below the guard, on every connection the
+// pool holds and again after reads and a schema read swapped authorizers:
+// each is denied while compiling (SQLITE_AUTH), before mode=ro could refuse
+// it when it runs (SQLITE_READONLY). A connection without the authorizer
+// would show the read-only error instead.
+func TestEngineConnectionsCarryAuthorizer(t *testing.T) {
+	path := fixture(t)
+	e := open(t, path)
+	ctx := context.Background()
+	before := fileState(t, path)
+	check := func(when string) {
+		t.Helper()
+		conns := make([]*sql.Conn, MaxConns)
+		for i := range conns {
+			c, err := e.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns[i] = c
+		}
+		for i, c := range conns {
+			for _, w := range layerWrites(filepath.Dir(path)) {
+				_, err := c.ExecContext(ctx, w.sql)
+				if code := authCode(err); code != sqlite3.SQLITE_AUTH {
+					t.Errorf("%s, connection %d: %s: err = %v (code %d), want SQLITE_AUTH", when, i, w.sql, err, code)
+				}
+			}
+			c.Close()
+		}
+	}
+	check("at open")
+	for range MaxConns {
+		if _, err := read(t, e, "select count(*) from t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Schema(ctx, engine.Request{Limits: refuseLimits, Timeout: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	check("after reads and a schema read")
+	if after := fileState(t, path); after != before {
+		t.Fatalf("the file changed:\n before %s\n after  %s", before, after)
+	}
+}
