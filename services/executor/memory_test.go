@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -132,5 +133,26 @@ func TestMemoryBudgetHoldsUnderWideValues(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestMemoryBudgetBoundsResults: a result is held while it is stored, so a
+// profile's byte bound is lowered to the operation's share of the budget;
+// a budget too small to share is refused.
+func TestMemoryBudgetBoundsResults(t *testing.T) {
+	if _, err := New(Config{MemoryBudget: MinMemoryBudget - 1}); err == nil {
+		t.Fatal("New accepted a budget under the minimum")
+	}
+	s := newService(t, Config{MemoryBudget: MinMemoryBudget}) // 1 MiB per operation
+	req := read("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 400) SELECT x, printf('%.*c', 5000, 'x') AS v FROM c")
+	req.Profile = contracts.ProfileAgentHandover // 500 rows and 64 MiB of its own
+	reply := s.Exec(context.Background(), contracts.OpRead, req)
+	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseResultTooLarge ||
+		!strings.Contains(reply.Refusal.Reason, "1048576 bytes") {
+		t.Fatalf("2 MB under a 1 MiB share: %+v", reply)
+	}
+	big := newService(t, Config{})
+	if reply := big.Exec(context.Background(), contracts.OpRead, req); reply.Status != contracts.ExecOK {
+		t.Fatalf("2 MB under the default budget: %+v", reply)
 	}
 }

@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,17 +101,7 @@ func fileState(t *testing.T, path string) string {
 	}
 	sort.Strings(files)
 	return strings.Join([]string{catalog, rows, strconv.FormatInt(userVersion, 10), strconv.FormatInt(appID, 10), strconv.FormatInt(schemaVersion, 10), journal,
-		digestFile(t, path), strings.Join(files, ",")}, " | ")
-}
-
-func digestFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+		digest(t, path), strings.Join(files, ",")}, " | ")
 }
 
 // authCode is the SQLite result code of err: SQLITE_AUTH for a statement the

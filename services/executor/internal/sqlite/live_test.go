@@ -29,51 +29,62 @@ func digest(t *testing.T, path string) string {
 	return fmt.Sprintf("%x", sha256.Sum256(b))
 }
 
-// hostileShapes run against a real file: each is refused or fails, and the
+// hostileShape is one hostile statement and how it must end: refused by the
+// guard with its code, or — written "db:<class>", for the few the guard
+// cannot see because SQLite compiles them only while the statement runs
+// (the pragma table functions) or resolves them only then — failed by the
+// database with that class: the authorizer's denial, a missing table. Any
+// other outcome, an unrelated database error included, fails the test.
+type hostileShape struct {
+	sql  string
+	want string
+}
+
+// hostileShapes run against a real file: each ends as it says, and the
 // file's bytes stay what they were.
-var hostileShapes = []string{
-	"delete from t",
-	"insert into t(id) values (9)",
-	"replace into t(id) values (1)",
-	"update t set name = 'x'",
-	"drop table t",
-	"create table x(a)",
-	"create index t_name on t(name)",
-	"alter table t add column c",
-	"vacuum",
-	"vacuum into 'copy.db'",
-	"reindex",
-	"analyze",
-	"attach database 'other.db' as o",
-	"pragma writable_schema = 1",
-	"pragma query_only = 0; delete from t",
-	"pragma journal_mode = delete",
-	"pragma user_version = 7",
-	"begin immediate",
-	"select 1; delete from t",
-	"select 1 /* ; */ ; drop table t",
-	"with d as (select 1) delete from t",
-	"with d as (select 1) insert into t(id) select 9 from d",
-	"with d as (select 1) update t set name = 'x'",
-	"select load_extension('evil')",
-	"select writefile('x', 'y')",
-	"select * from sqlite_dbpage",
-	"select * from dbstat",
-	"select * from pragma_compile_options",
-	"select $a(x; delete from t)",
-	"create temp table x(a)",
-	"create trigger tr after insert on t begin delete from t; end",
-	"savepoint s",
-	"select 'a'; vacuum",
+var hostileShapes = []hostileShape{
+	{"delete from t", contracts.RefuseNotASelect},
+	{"insert into t(id) values (9)", contracts.RefuseNotASelect},
+	{"replace into t(id) values (1)", contracts.RefuseNotASelect},
+	{"update t set name = 'x'", contracts.RefuseNotASelect},
+	{"drop table t", contracts.RefuseNotASelect},
+	{"create table x(a)", contracts.RefuseNotASelect},
+	{"create index t_name on t(name)", contracts.RefuseNotASelect},
+	{"alter table t add column c", contracts.RefuseNotASelect},
+	{"vacuum", contracts.RefuseNotASelect},
+	{"vacuum into 'copy.db'", contracts.RefuseNotASelect},
+	{"reindex", contracts.RefuseNotASelect},
+	{"analyze", contracts.RefuseNotASelect},
+	{"attach database 'other.db' as o", contracts.RefuseNotASelect},
+	{"pragma writable_schema = 1", contracts.RefuseNotASelect},
+	{"pragma query_only = 0; delete from t", contracts.RefuseNotASelect},
+	{"pragma journal_mode = delete", contracts.RefuseNotASelect},
+	{"pragma user_version = 7", contracts.RefuseNotASelect},
+	{"begin immediate", contracts.RefuseNotASelect},
+	{"select 1; delete from t", contracts.RefuseNotOneStatement},
+	{"select 1 /* ; */ ; drop table t", contracts.RefuseNotOneStatement},
+	{"with d as (select 1) delete from t", contracts.RefuseNotASelect},
+	{"with d as (select 1) insert into t(id) select 9 from d", contracts.RefuseNotASelect},
+	{"with d as (select 1) update t set name = 'x'", contracts.RefuseNotASelect},
+	{"select load_extension('evil')", contracts.RefuseFunctionDenied},
+	{"select writefile('x', 'y')", contracts.RefuseFunctionDenied},
+	{"select * from sqlite_dbpage", contracts.RefuseTableFunction},
+	{"select * from dbstat", contracts.RefuseTableFunction},
+	{"select * from pragma_compile_options", contracts.RefuseTableFunction},
+	{"select $a(x; delete from t)", contracts.RefuseUnparsable},
+	{"create temp table x(a)", contracts.RefuseNotASelect},
+	{"create trigger tr after insert on t begin delete from t; end", contracts.RefuseNotASelect},
+	{"savepoint s", contracts.RefuseNotASelect},
+	{"select 'a'; vacuum", contracts.RefuseNotOneStatement},
 	// SQLite's own catalog is readable only when a pattern names it.
-	"select * from sqlite_master",
-	"select * from SQLITE_SCHEMA",
-	"select * from main.sqlite_temp_master",
-	"pragma table_list",
-	"select name from pragma_table_list",
-	"select name from pragma_table_info('sqlite_master')",
-	"SELEC 1",
-	"selec * from t; delete from t",
+	{"select * from sqlite_master", contracts.RefuseTableNotReadable},
+	{"select * from SQLITE_SCHEMA", contracts.RefuseTableNotReadable},
+	{"select * from main.sqlite_temp_master", "db:" + string(contracts.DBMissingObject)},
+	{"pragma table_list", contracts.RefuseTableNotReadable},
+	{"select name from pragma_table_list", "db:" + string(contracts.DBPermission)},
+	{"select name from pragma_table_info('sqlite_master')", "db:" + string(contracts.DBPermission)},
+	{"SELEC 1", contracts.RefuseUnparsable},
+	{"selec * from t; delete from t", contracts.RefuseUnparsable},
 }
 
 func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
@@ -83,18 +94,22 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 	if len(hostileShapes) < 25 {
 		t.Fatalf("%d shapes, want at least 25", len(hostileShapes))
 	}
-	for _, q := range hostileShapes {
-		res, err := read(t, e, q)
+	for _, c := range hostileShapes {
+		res, err := read(t, e, c.sql)
 		var ref *contracts.Refusal
 		var dbErr *contracts.DBError
+		class, atRunTime := strings.CutPrefix(c.want, "db:")
 		switch {
-		case errors.As(err, &ref):
-			if res.Statements != 0 {
-				t.Errorf("%q: refused after %d statements ran", q, res.Statements)
+		case !atRunTime:
+			if !errors.As(err, &ref) || ref.Code != c.want {
+				t.Errorf("%q: %v, want the guard's refusal %s", c.sql, err, c.want)
+			} else if res.Statements != 0 {
+				t.Errorf("%q: refused after %d statements ran", c.sql, res.Statements)
 			}
-		case errors.As(err, &dbErr):
-		default:
-			t.Errorf("%q: passed (%v)", q, err)
+		case !errors.As(err, &dbErr) || string(dbErr.Class) != class:
+			t.Errorf("%q: %v, want a database error of class %s", c.sql, err, class)
+		case dbErr.Class == contracts.DBPermission && !strings.Contains(dbErr.Message, "authorizer denied"):
+			t.Errorf("%q: %s, want the authorizer's denial", c.sql, dbErr.Message)
 		}
 	}
 	e.Close()
