@@ -60,5 +60,5 @@ const (
 var GuardRefusalCodes = []string{
 	RefuseEmpty, RefuseUnparsable, RefuseNotOneStatement, RefuseNotASelect, RefuseNotReadOnly,
 	RefuseQuerySettings, RefuseFunctionDenied, RefuseTableFunction, RefuseTableNotReadable,
-	RefuseLargeTableUnbounded, RefuseUnsupported, RefuseEngineParse,
+	RefuseLargeTableUnbounded, RefuseUnsupported, RefuseEngineParse, RefuseTooComplex,
 }

@@ -38,6 +38,10 @@ const (
 	// characters and operator keywords (AND, NOT, IS, JOIN, UNION, …) of the
 	// enclosing list items summed, plus one per level.
 	MaxOperatorChain = 1000
+	// MaxSubqueryNesting is the deepest nesting of subqueries: a parenthesis
+	// that opens with SELECT, WITH, VALUES, TABLE or FROM. DuckDB's planner
+	// takes time that doubles with each level of nested scalar subqueries.
+	MaxSubqueryNesting = 12
 )
 
 // Shape is what CheckShape measures of a statement.
@@ -46,6 +50,8 @@ type Shape struct {
 	Bytes int
 	// Nesting is the deepest nesting of ( [ { and CASE, and of comments.
 	Nesting int
+	// Subqueries is the deepest nesting of subqueries.
+	Subqueries int
 	// OperatorChain bounds the depth of the parse tree's operator chains: the
 	// largest sum, along one path of nesting, of the operators in each
 	// enclosing list item (set operations are summed over the whole level),
@@ -69,6 +75,10 @@ func CheckShape(sql string, lex Lexicon) *contracts.Refusal {
 		return Refuse(contracts.RefuseTooComplex,
 			fmt.Sprintf("the statement nests parentheses, brackets, CASE or comments %d deep; the guard reads at most %d", sh.Nesting, MaxNesting),
 			fmt.Sprintf("nest at most %d levels: move subqueries into WITH clauses, flatten nested CASE into one CASE with several WHEN", MaxNesting))
+	case sh.Subqueries > MaxSubqueryNesting:
+		return Refuse(contracts.RefuseTooComplex,
+			fmt.Sprintf("the statement nests subqueries %d deep; the guard reads at most %d", sh.Subqueries, MaxSubqueryNesting),
+			fmt.Sprintf("nest at most %d subqueries: name intermediate results in WITH clauses and join them", MaxSubqueryNesting))
 	case sh.OperatorChain > MaxOperatorChain:
 		return Refuse(contracts.RefuseTooComplex,
 			fmt.Sprintf("the statement chains %d operators in one expression; the guard reads at most %d", sh.OperatorChain, MaxOperatorChain),
@@ -86,6 +96,9 @@ var opWords = map[string]bool{
 	"OPERATOR": true, "JOIN": true, "APPLY": true, "EXISTS": true, "ANY": true, "ALL": true, "SOME": true,
 }
 
+// queryWords open a query: after a parenthesis, a subquery.
+var queryWords = map[string]bool{"SELECT": true, "WITH": true, "VALUES": true, "TABLE": true, "FROM": true}
+
 // setWords combine whole SELECTs: their chain runs across the commas of the
 // select lists between them.
 var setWords = map[string]bool{"UNION": true, "INTERSECT": true, "EXCEPT": true}
@@ -97,6 +110,7 @@ type frame struct {
 	child  int  // the costliest nested level in the current list item
 	item   int  // the costliest list item closed so far
 	setOps int
+	query  bool // a subquery: the parenthesis opens with SELECT, WITH, …
 }
 
 func (f *frame) endItem() {
@@ -115,6 +129,8 @@ func MeasureShape(sql string, lex Lexicon) Shape {
 	sh := Shape{Bytes: len(s)}
 	stack := []frame{{}}
 	opened := map[byte]int{} // open levels by closer: a stray closer costs nothing
+	queries := 0             // open subqueries
+	justOpened := false      // the last token was an opening parenthesis
 	open := func(closer byte) {
 		stack = append(stack, frame{closer: closer})
 		opened[closer]++
@@ -133,6 +149,9 @@ func MeasureShape(sql string, lex Lexicon) Shape {
 			for len(stack)-1 >= i {
 				top := &stack[len(stack)-1]
 				opened[top.closer]--
+				if top.query {
+					queries--
+				}
 				c := top.cost()
 				stack = stack[:len(stack)-1]
 				parent := &stack[len(stack)-1]
@@ -147,8 +166,11 @@ func MeasureShape(sql string, lex Lexicon) Shape {
 
 	for i := 0; i < len(s); {
 		c := s[i]
+		afterOpen := justOpened
+		justOpened = false
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			justOpened = afterOpen
 			i++
 		case c == '-' && i+1 < len(s) && s[i+1] == '-' && !(lex == LexTSQL && i+2 < len(s) && s[i+2] == '('):
 			// A line comment ends at \n or \r: SQL Server, PostgreSQL and
@@ -156,12 +178,14 @@ func MeasureShape(sql string, lex Lexicon) Shape {
 			for i < len(s) && s[i] != '\n' && s[i] != '\r' {
 				i++
 			}
+			justOpened = afterOpen
 		case c == '/' && i+1 < len(s) && s[i+1] == '*':
 			// Nested comments count as nesting: PostgreSQL's and DuckDB's
 			// scanners take time that grows with the square of their depth.
 			var depth int
 			i, depth = skipBlockComment(s, i, nests)
 			sh.Nesting = max(sh.Nesting, len(stack)-1+depth)
+			justOpened = afterOpen
 		case c == '\'':
 			i = skipQuoted(s, i+1, '\'', true)
 		case c == '"':
@@ -181,6 +205,7 @@ func MeasureShape(sql string, lex Lexicon) Shape {
 			}
 		case c == '(':
 			open(')')
+			justOpened = true
 			i++
 		case c == '[':
 			op(1) // a subscript chains like an operator
@@ -207,6 +232,11 @@ func MeasureShape(sql string, lex Lexicon) Shape {
 				continue
 			}
 			w := upperWord(s[i:j])
+			if afterOpen && queryWords[w] {
+				stack[len(stack)-1].query = true
+				queries++
+				sh.Subqueries = max(sh.Subqueries, queries)
+			}
 			switch {
 			case w == "CASE":
 				open('E')

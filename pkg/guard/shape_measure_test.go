@@ -147,6 +147,24 @@ var probeEngines = map[string]func(q string) error{
 		}
 		return st.Close()
 	},
+	// The DuckDB guard's two calls alone: the parser, without the planner.
+	"duckparse": func(q string) error {
+		c, err := duckdb.NewConnector(":memory:?threads=1", nil)
+		if err != nil {
+			return err
+		}
+		db := sql.OpenDB(c)
+		defer db.Close()
+		var s string
+		var back sql.NullString
+		if err := db.QueryRow(`SELECT s::VARCHAR, TRY(json_deserialize_sql(s)) FROM (SELECT json_serialize_sql(?::VARCHAR) AS s)`, q).Scan(&s, &back); err != nil {
+			return err
+		}
+		if strings.HasPrefix(s, `{"error":true`) {
+			return errors.New(s[:min(len(s), 200)])
+		}
+		return nil
+	},
 	// SQLite compiles (sqlite3_prepare) as the SQLite reader does.
 	"sqlite": func(q string) error {
 		db, err := sql.Open("sqlite", ":memory:")
@@ -203,12 +221,19 @@ func TestShapeProbe(t *testing.T) {
 // purpose:
 //
 //	SONDE_SHAPE_MEASURE=pg,duckdb,sqlite,mssql go test -run TestShapeMeasure -v -timeout 60m ./pkg/guard/
+//
+// duckparse is DuckDB's parser alone, without the planner (whose time grows
+// fast with depth); SONDE_SHAPE_ONLY=plus,case picks shapes and
+// SONDE_SHAPE_TOP the largest size.
 func TestShapeMeasure(t *testing.T) {
 	engines := os.Getenv("SONDE_SHAPE_MEASURE")
 	if engines == "" {
 		t.Skip("set SONDE_SHAPE_MEASURE to measure")
 	}
-	const top = 1 << 17 // sizes up to ~128k repetitions
+	top := 1 << 17 // sizes up to ~128k repetitions
+	if v, err := strconv.Atoi(os.Getenv("SONDE_SHAPE_TOP")); err == nil {
+		top = v
+	}
 	only := os.Getenv("SONDE_SHAPE_ONLY")
 	for _, e := range strings.Split(engines, ",") {
 		for _, s := range deepShapes {

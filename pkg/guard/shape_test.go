@@ -61,6 +61,25 @@ func TestShapeSkipsWhatTheEngineSkips(t *testing.T) {
 	}
 }
 
+func TestShapeSubqueries(t *testing.T) {
+	cases := map[string]int{
+		"SELECT 1":            0,
+		"SELECT (1)":          0,
+		"SELECT ((SELECT 1))": 1,
+		"SELECT (SELECT 1) + (SELECT (SELECT 2))":         2,
+		"SELECT * FROM (SELECT 1) a, (SELECT 2) b":        1,
+		"(SELECT 1) UNION (SELECT 2)":                     1,
+		"SELECT x FROM t WHERE x IN (VALUES (1))":         1,
+		"SELECT f(x) FROM t WHERE x IN ('SELECT')":        0,
+		"SELECT (  -- c\n  WITH a AS (SELECT 1) TABLE a)": 2,
+	}
+	for q, want := range cases {
+		if got := MeasureShape(q, LexPostgres).Subqueries; got != want {
+			t.Errorf("subqueries of %q = %d, want %d", q, got, want)
+		}
+	}
+}
+
 func TestShapeOperatorChain(t *testing.T) {
 	cases := []struct {
 		sql   string
@@ -100,6 +119,8 @@ func TestCheckShapeLimits(t *testing.T) {
 			"SELECT '" + strings.Repeat("x", MaxStatementBytes-len("SELECT ''")) + "'",
 			// a wide but shallow query passes: each list item is short
 			"SELECT " + strings.Repeat("a+b, ", 3000) + "1",
+			"SELECT " + strings.Repeat("(SELECT ", MaxSubqueryNesting) + "1" + strings.Repeat(")", MaxSubqueryNesting),
+			"SELECT " + strings.Repeat("(SELECT 1) + ", 500) + "1", // many subqueries side by side
 		}
 		for _, q := range ok {
 			if ref := CheckShape(q, lex); ref != nil {
@@ -107,11 +128,14 @@ func TestCheckShapeLimits(t *testing.T) {
 			}
 		}
 		bad := map[string]string{
-			"SELECT " + strings.Repeat("(", MaxNesting+1) + "1" + strings.Repeat(")", MaxNesting+1): "200",
-			"SELECT 1" + strings.Repeat("+1", MaxOperatorChain+1):                                   "1000",
-			"SELECT '" + strings.Repeat("x", MaxStatementBytes) + "'":                               "65536",
-			"SELECT " + strings.Repeat("CASE WHEN 1=1 THEN ", MaxNesting+1) + "1":                   "200",
-			"SELECT 1" + strings.Repeat(" UNION ALL SELECT 1, 2", MaxOperatorChain+1):               "1000",
+			"SELECT " + strings.Repeat("(", MaxNesting+1) + "1" + strings.Repeat(")", MaxNesting+1):                                  "200",
+			"SELECT 1" + strings.Repeat("+1", MaxOperatorChain+1):                                                                    "1000",
+			"SELECT '" + strings.Repeat("x", MaxStatementBytes) + "'":                                                                "65536",
+			"SELECT " + strings.Repeat("CASE WHEN 1=1 THEN ", MaxNesting+1) + "1":                                                    "200",
+			"SELECT 1" + strings.Repeat(" UNION ALL SELECT 1, 2", MaxOperatorChain+1):                                                "1000",
+			"SELECT " + strings.Repeat("( /* c */\n select ", MaxSubqueryNesting+1) + "1":                                            "12",
+			"SELECT 1 WHERE 1 IN " + strings.Repeat("(WITH a AS (SELECT 1) SELECT * FROM a WHERE 1 IN ", MaxSubqueryNesting) + "(1)": "12",
+			"SELECT * FROM " + strings.Repeat("(FROM ", MaxSubqueryNesting+1) + "t":                                                  "12",
 		}
 		for q, limit := range bad {
 			ref := CheckShape(q, lex)

@@ -40,6 +40,9 @@ func TestConcurrentAppendersExactlyOneWinsEachPosition(t *testing.T) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	wins := make([][]uint64, writers)
+	// expected[w][i] is the position wins[w][i] was appended after.
+	expected := make([][]uint64, writers)
+	conflicts := make([]int, writers)
 	for w := range writers {
 		l := open(t, srv.JetStream(), ledger.WithWriter(fmt.Sprintf("w%d", w)))
 		wg.Add(1)
@@ -52,8 +55,10 @@ func TestConcurrentAppendersExactlyOneWinsEachPosition(t *testing.T) {
 				switch {
 				case err == nil:
 					wins[w] = append(wins[w], seq)
+					expected[w] = append(expected[w], after)
 					after = seq
 				case ledger.IsConflict(err):
+					conflicts[w]++
 					// The loser re-reads and follows the new last entry.
 					last, lerr := l.LastSeq(ctx, "race")
 					if lerr != nil {
@@ -74,16 +79,24 @@ func TestConcurrentAppendersExactlyOneWinsEachPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := 0
+	total, lost := 0, 0
 	seen := map[uint64]bool{}
-	for _, ws := range wins {
+	after := map[uint64]uint64{} // a won sequence -> the position it was appended after
+	for w, ws := range wins {
 		total += len(ws)
-		for _, s := range ws {
+		lost += conflicts[w]
+		for i, s := range ws {
 			if seen[s] {
 				t.Fatalf("sequence %d won twice", s)
 			}
 			seen[s] = true
+			after[s] = expected[w][i]
 		}
+	}
+	// Every writer's first attempt is at the empty ledger, and only one of
+	// them can win it: a plain append-only log would let them all.
+	if lost < writers-1 {
+		t.Fatalf("%d conflicts among %d writers that all began at the empty ledger; compare-and-append is not holding", lost, writers)
 	}
 	if total != len(got) {
 		t.Fatalf("%d acknowledged appends, %d entries in the ledger", total, len(got))
@@ -94,6 +107,15 @@ func TestConcurrentAppendersExactlyOneWinsEachPosition(t *testing.T) {
 		}
 		if !seen[e.StreamSeq] {
 			t.Fatalf("entry at stream seq %d was never acknowledged to a writer", e.StreamSeq)
+		}
+		// Each winner stated the entry before it as the last it saw.
+		prev := uint64(0)
+		if i > 0 {
+			prev = got[i-1].StreamSeq
+		}
+		if after[e.StreamSeq] != prev {
+			t.Fatalf("entry %d (stream seq %d) was appended after %d, but the entry before it is at %d",
+				i+1, e.StreamSeq, after[e.StreamSeq], prev)
 		}
 	}
 	if total < rounds {

@@ -159,7 +159,9 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 				"no executor serves "+string(d.header.Engine)+" connections right now", "try again later"); err != nil {
 				return err
 			}
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, contracts.ReasonExecutorUnavailable, failureDetail(contracts.ReasonExecutorUnavailable), true)
+			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, contracts.ReasonExecutorUnavailable,
+				fmt.Sprintf("No %s executor answered for %s: start one (sonde serve, or --services executor-%s) and check its NATS connection.",
+					d.header.Engine, d.s.cfg.AbsenceGrace, d.header.Engine), true)
 		}
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent,

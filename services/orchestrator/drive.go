@@ -417,6 +417,31 @@ type modelError struct {
 	absent bool
 	// lost: the replica went silent mid-turn.
 	lost bool
+	// noResponders: nobody served the request at all (absent is then set too).
+	noResponders bool
+}
+
+// absentFailure is a request nobody served.
+func absentFailure() *modelError {
+	return &modelError{reason: contracts.ReasonModelUnavailable, absent: true, noResponders: true}
+}
+
+// replyFailure is a failure modelturn answered with; its sentence is kept
+// for run-finished when it is one a person can act on.
+func replyFailure(f *contracts.ModelFailure) *modelError {
+	me := &modelError{reason: f.Reason, absent: stopping(f)}
+	if me.absent && f.Message != "" {
+		me.detail = "The model-turn service kept answering: " + f.Message + "."
+	}
+	return me
+}
+
+// graceSpent fills in the sentence of an absence that outlasted the grace.
+func graceSpent(me *modelError, grace time.Duration) *modelError {
+	if me.noResponders || me.detail == "" {
+		me.detail = absentDetail(grace)
+	}
+	return me
 }
 
 func (e *modelError) Error() string { return "model call failed: " + string(e.reason) }
@@ -485,8 +510,7 @@ func (d *drive) probeModel(ctx context.Context) (contracts.ModelProbeReply, erro
 			return reply, err
 		}
 		if !gone.wait(ctx, d.s.cfg.Now, d.s.cfg.AbsenceGrace) {
-			me.detail = absentDetail(d.s.cfg.AbsenceGrace)
-			return reply, me
+			return reply, graceSpent(me, d.s.cfg.AbsenceGrace)
 		}
 	}
 }
@@ -495,10 +519,13 @@ func (d *drive) probeModel(ctx context.Context) (contracts.ModelProbeReply, erro
 func (s *Service) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
 	var reply contracts.ModelProbeReply
 	if err := s.request(ctx, contracts.SubjectModelProbe, contracts.ModelProbeRequest{}, &reply, 5*time.Second); err != nil {
-		return reply, &modelError{reason: contracts.ReasonModelUnavailable, absent: errors.Is(err, nats.ErrNoResponders)}
+		if errors.Is(err, nats.ErrNoResponders) {
+			return reply, absentFailure()
+		}
+		return reply, &modelError{reason: contracts.ReasonModelUnavailable, detail: "The model-turn service could not be asked: " + err.Error() + "."}
 	}
 	if reply.Failure != nil {
-		return reply, &modelError{reason: reply.Failure.Reason, absent: stopping(reply.Failure)}
+		return reply, replyFailure(reply.Failure)
 	}
 	return reply, nil
 }
@@ -536,8 +563,7 @@ func (d *drive) askModel(ctx context.Context, req contracts.ModelTurnRequest) (c
 			gone = absence{}
 		case me.absent:
 			if !gone.wait(ctx, d.s.cfg.Now, d.s.cfg.AbsenceGrace) {
-				me.detail = absentDetail(d.s.cfg.AbsenceGrace)
-				return reply, me
+				return reply, graceSpent(me, d.s.cfg.AbsenceGrace)
 			}
 		default:
 			return reply, err
@@ -560,15 +586,15 @@ func (s *Service) modelTurn(ctx context.Context, req contracts.ModelTurnRequest)
 		case errors.Is(context.Cause(ctx), errTurnLost):
 			return reply, &modelError{reason: contracts.ReasonModelUnavailable, lost: true}
 		case errors.Is(err, nats.ErrNoResponders):
-			return reply, &modelError{reason: contracts.ReasonModelUnavailable, absent: true}
+			return reply, absentFailure()
 		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 			return reply, &modelError{reason: contracts.ReasonModelTimeout}
 		}
-		return reply, &modelError{reason: contracts.ReasonModelUnavailable}
+		return reply, &modelError{reason: contracts.ReasonModelUnavailable, detail: "The model-turn service could not be asked: " + err.Error() + "."}
 	}
 	if reply.Failure != nil {
 		s.log.Warn("model turn failed", "run", req.RunID, "reason", reply.Failure.Reason)
-		return reply, &modelError{reason: reply.Failure.Reason, absent: stopping(reply.Failure)}
+		return reply, replyFailure(reply.Failure)
 	}
 	return reply, nil
 }

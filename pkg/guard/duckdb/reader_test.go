@@ -1,11 +1,13 @@
 package duckdb
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
 	"github.com/sondehq/sonde/pkg/guard/duckdb/duckdbtest"
@@ -179,14 +181,22 @@ func TestRefusalShapes(t *testing.T) {
 // or changes its settings, even through the reader's own connection.
 func TestParserInstanceLocked(t *testing.T) {
 	r := reader(t)
-	for _, q := range []string{
-		"SET enable_external_access = true",
-		"SET lock_configuration = false",
-		"SELECT * FROM read_csv('/etc/passwd')",
-		"INSTALL httpfs",
+	// Each is refused by the setting that holds it, not by some other error.
+	for _, c := range []struct {
+		sql   string
+		typ   duckdb.ErrorType
+		words string
+	}{
+		{"SET enable_external_access = true", duckdb.ErrorTypeInvalidInput, "configuration has been locked"},
+		{"SET lock_configuration = false", duckdb.ErrorTypeInvalidInput, "configuration has been locked"},
+		{"SELECT * FROM read_csv('/etc/passwd')", duckdb.ErrorTypePermission, "disabled by configuration"},
+		{"COPY (SELECT 1) TO '/tmp/sonde-parser-instance.csv'", duckdb.ErrorTypePermission, "disabled by configuration"},
+		{"INSTALL httpfs", duckdb.ErrorTypePermission, "disabled by configuration"},
 	} {
-		if _, err := r.db.Exec(q); err == nil {
-			t.Errorf("%q ran on the parser instance", q)
+		_, err := r.db.Exec(c.sql)
+		var de *duckdb.Error
+		if !errors.As(err, &de) || de.Type != c.typ || !strings.Contains(de.Msg, c.words) {
+			t.Errorf("%q on the parser instance: %v, want DuckDB error type %d saying %q", c.sql, err, c.typ, c.words)
 		}
 	}
 }

@@ -246,6 +246,12 @@ var hostile = []struct {
 	{"SELECT COUNT(*) FROM dbo.customer c LEFT JOIN dbo.x ON x.id = c.id RIGHT JOIN dbo.Invoice i ON i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
 	{"SELECT COUNT(*) FROM (dbo.Invoice i LEFT JOIN dbo.x ON x.id = i.id) LEFT JOIN dbo.customer c ON i.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
 	{"SELECT COUNT(*) FROM dbo.Invoice i LEFT JOIN dbo.Invoice j ON j.id = i.id AND j.invoice_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
+
+	// Past the statement shape limits, checked before any parser (issue 7,
+	// item 1; docs/guard.md).
+	{"SELECT 1" + strings.Repeat("+1", 25000), contracts.RefuseTooComplex},
+	{"SELECT " + strings.Repeat("(SELECT ", 300) + "1" + strings.Repeat(")", 300), contracts.RefuseTooComplex},
+	{"SELECT '" + strings.Repeat("x", 70000) + "'", contracts.RefuseTooComplex},
 }
 
 // valid is analytics the guard must let through.

@@ -160,6 +160,10 @@ var hostile = []struct{ sql, code string }{
 	{"select $a(x; delete from orders)", contracts.RefuseUnparsable},
 	{"select * from orders where", contracts.RefuseUnparsable},
 	{"select * from nowhere", contracts.RefuseUnparsable},
+	// Past the statement shape limits, checked before SQLite compiles.
+	{"select 1" + strings.Repeat("+1", 25000), contracts.RefuseTooComplex},
+	{"select " + strings.Repeat("(select ", 300) + "1" + strings.Repeat(")", 300), contracts.RefuseTooComplex},
+	{"select '" + strings.Repeat("x", 70000) + "'", contracts.RefuseTooComplex},
 }
 
 func TestHostileCorpus(t *testing.T) {

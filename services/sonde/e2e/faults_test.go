@@ -294,10 +294,18 @@ func saturate(t *testing.T, nc *nats.Conn, hold time.Duration) <-chan struct{} {
 			defer wg.Done()
 			b, _ := json.Marshal(contracts.ExecRequest{RunID: "saturate", StepID: fmt.Sprintf("hold%d", i), ConnectionID: "demo",
 				Profile: contracts.ProfileAgentReadOnly, SQL: endless, TimeoutMs: hold.Milliseconds()})
-			_, _ = nc.Request(subject, b, hold+10*time.Second)
+			for range 50 {
+				msg, err := nc.Request(subject, b, hold+10*time.Second)
+				var reply contracts.ExecReply
+				// A probe below may have taken this hold's slot: take it again.
+				if err != nil || json.Unmarshal(msg.Data, &reply) != nil || reply.Refusal == nil || reply.Refusal.Code != contracts.RefuseExecutorBusy {
+					return
+				}
+			}
 		}()
 	}
 	go func() { wg.Wait(); close(freed) }()
+	time.Sleep(100 * time.Millisecond) // let the holds take their slots first
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		b, _ := json.Marshal(contracts.ExecRequest{RunID: "saturate", StepID: "probe", ConnectionID: "demo",

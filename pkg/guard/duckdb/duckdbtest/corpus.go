@@ -6,7 +6,11 @@
 // policy they are written against.
 package duckdbtest
 
-import "github.com/sondehq/sonde/pkg/guard"
+import (
+	"strings"
+
+	"github.com/sondehq/sonde/pkg/guard"
+)
 
 // Policy is the connection policy the corpora assume.
 func Policy() guard.Policy {
@@ -166,6 +170,13 @@ var Hostile = []struct {
 	{"SELECT string_agg(s, '') FROM (SELECT repeat('x', 500000000) AS s)", "result_too_large"},
 	{"WITH x AS (SELECT repeat('x', 500000000) AS s) SELECT length(s) FROM x", "result_too_large"},
 	{"SELECT list_transform([1, 2], x -> repeat('x', 500000000))", "result_too_large"},
+	// Past the statement shape limits, checked before DuckDB's parser; nested
+	// scalar subqueries double the planner's time per level (issue 7, item 1;
+	// docs/guard.md).
+	{"SELECT 1" + strings.Repeat("+1", 25000), "too_complex"},
+	{"SELECT " + strings.Repeat("(SELECT ", 13) + "1" + strings.Repeat(")", 13), "too_complex"},
+	{"SELECT " + strings.Repeat("[", 300) + "1" + strings.Repeat("]", 300), "too_complex"},
+	{"SELECT 1 " + strings.Repeat("/*", 300) + strings.Repeat("*/", 300), "too_complex"},
 }
 
 // MainStarPolicy is Policy with every table of main readable: main.* names

@@ -6,6 +6,8 @@
 package postgrestest
 
 import (
+	"strings"
+
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
 )
@@ -225,6 +227,13 @@ var Hostile = []Case{
 
 	// Shapes the guard cannot follow.
 	{"one alias for two tables", "SELECT * FROM orders o, customers o", contracts.RefuseUnsupported},
+
+	// Shapes deeper than the native parser survives: libpg_query's deparse
+	// killed the process near 4,450 operators and 1,480 nested sub-selects
+	// (issue 7, item 1; docs/guard.md).
+	{"25,000 operator terms", "SELECT 1" + strings.Repeat("+1", 25000), contracts.RefuseTooComplex},
+	{"1,500 nested sub-selects", "SELECT " + strings.Repeat("(SELECT ", 1500) + "1" + strings.Repeat(")", 1500), contracts.RefuseTooComplex},
+	{"nested comments", "SELECT 1 " + strings.Repeat("/*", 300) + strings.Repeat("*/", 300), contracts.RefuseTooComplex},
 }
 
 // Valid lists analytics the guard must pass under Policy, each of which

@@ -244,3 +244,82 @@ func TestEngineConnectionsCarryAuthorizer(t *testing.T) {
 		t.Fatalf("the file changed:\n before %s\n after  %s", before, after)
 	}
 }
+
+// TestReadOnlyModeAlone opens the file as the engine does (mode=ro and the
+// engine's pragmas) with the plain driver — no authorizer, no guard — and
+// sends every write to the main database: SQLite refuses each with
+// SQLITE_READONLY when it runs. (What mode=ro does not hold — a TEMP table,
+// ATTACH or VACUUM INTO writing another file, PRAGMA query_only=0 — the
+// authorizer and the attached-database limit hold: the tests above and
+// TestLimitsAlone.)
+func TestReadOnlyModeAlone(t *testing.T) {
+	path := fixture(t)
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	before := fileState(t, path)
+	for _, q := range []string{
+		"INSERT INTO t(id) VALUES (9)",
+		"UPDATE t SET name = 'x'",
+		"DELETE FROM n WHERE i > 900",
+		"REPLACE INTO t(id, name) VALUES (1, 'z')",
+		"CREATE TABLE x(a)",
+		"CREATE INDEX t_name ON t(name)",
+		"CREATE VIEW w AS SELECT 1 AS one",
+		"ALTER TABLE t ADD COLUMN z TEXT",
+		"DROP VIEW v",
+		"DROP TABLE n",
+		"PRAGMA user_version = 7",
+		"PRAGMA application_id = 7",
+		"REINDEX",
+		"ANALYZE",
+		"VACUUM",
+	} {
+		_, err := db.ExecContext(ctx, q)
+		if code := authCode(err); code != sqlite3.SQLITE_READONLY {
+			t.Errorf("%s on a mode=ro connection: %v (code %d), want SQLITE_READONLY", q, err, code)
+		}
+	}
+	if after := fileState(t, path); after != before {
+		t.Fatalf("the file changed under mode=ro alone:\n before %s\n after  %s", before, after)
+	}
+}
+
+// TestLimitsAlone applies the engine's sqlite3_limit bounds to a writable
+// connection with nothing else: ATTACH fails (no database may be attached,
+// so no file is created or read beside the one opened), and a value longer
+// than the limit cannot be built.
+func TestLimitsAlone(t *testing.T) {
+	path := fixture(t)
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := setLimits(conn, 4096); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.db")
+	_, err = conn.ExecContext(ctx, "ATTACH DATABASE '"+other+"' AS o")
+	if err == nil || !strings.Contains(err.Error(), "too many attached databases") {
+		t.Errorf("ATTACH under the limits: %v, want too many attached databases", err)
+	}
+	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ATTACH created %s: %v", other, err)
+	}
+	var b []byte
+	err = conn.QueryRowContext(ctx, "SELECT zeroblob(8192)").Scan(&b)
+	if !tooBig(err) {
+		t.Errorf("a value over the length limit: %v, want SQLITE_TOOBIG", err)
+	}
+}
