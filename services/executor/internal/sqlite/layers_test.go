@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -245,47 +247,65 @@ func TestEngineConnectionsCarryAuthorizer(t *testing.T) {
 	}
 }
 
-// TestReadOnlyModeAlone opens the file as the engine does (mode=ro and the
-// engine's pragmas) with the plain driver — no authorizer, no guard — and
-// sends every write to the main database: SQLite refuses each with
-// SQLITE_READONLY when it runs. (What mode=ro does not hold — a TEMP table,
-// ATTACH or VACUUM INTO writing another file, PRAGMA query_only=0 — the
-// authorizer and the attached-database limit hold: the tests above and
-// TestLimitsAlone.)
+// TestReadOnlyModeAlone opens the file with the engine's own DSN less one
+// of its two read-only settings — mode=ro without query_only, then
+// query_only without mode=ro — with the plain driver (no authorizer, no
+// guard), and sends every write to the main database: each setting alone
+// makes SQLite refuse each with SQLITE_READONLY. (What they do not hold — a
+// TEMP table, ATTACH or VACUUM INTO writing another file — the authorizer
+// and the attached-database limit hold: the tests above and TestLimitsAlone.)
 func TestReadOnlyModeAlone(t *testing.T) {
-	path := fixture(t)
-	ctx := context.Background()
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	before := fileState(t, path)
-	for _, q := range []string{
-		"INSERT INTO t(id) VALUES (9)",
-		"UPDATE t SET name = 'x'",
-		"DELETE FROM n WHERE i > 900",
-		"REPLACE INTO t(id, name) VALUES (1, 'z')",
-		"CREATE TABLE x(a)",
-		"CREATE INDEX t_name ON t(name)",
-		"CREATE VIEW w AS SELECT 1 AS one",
-		"ALTER TABLE t ADD COLUMN z TEXT",
-		"DROP VIEW v",
-		"DROP TABLE n",
-		"PRAGMA user_version = 7",
-		"PRAGMA application_id = 7",
-		"REINDEX",
-		"ANALYZE",
-		"VACUUM",
-	} {
-		_, err := db.ExecContext(ctx, q)
-		if code := authCode(err); code != sqlite3.SQLITE_READONLY {
-			t.Errorf("%s on a mode=ro connection: %v (code %d), want SQLITE_READONLY", q, err, code)
+	without := func(drop func(url.Values)) string {
+		u, err := url.Parse(dsn(fixture(t)))
+		if err != nil {
+			t.Fatal(err)
 		}
+		q := u.Query()
+		drop(q)
+		u.RawQuery = q.Encode()
+		return u.String()
 	}
-	if after := fileState(t, path); after != before {
-		t.Fatalf("the file changed under mode=ro alone:\n before %s\n after  %s", before, after)
+	for name, d := range map[string]string{
+		"mode=ro alone": without(func(q url.Values) {
+			q["_pragma"] = slices.DeleteFunc(q["_pragma"], func(p string) bool { return strings.HasPrefix(p, "query_only") })
+		}),
+		"query_only alone": without(func(q url.Values) { q.Del("mode") }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			u, _ := url.Parse(d)
+			path := u.Path
+			db, err := sql.Open("sqlite", d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			before := fileState(t, path)
+			for _, q := range []string{
+				"INSERT INTO t(id) VALUES (9)",
+				"UPDATE t SET name = 'x'",
+				"DELETE FROM n WHERE i > 900",
+				"REPLACE INTO t(id, name) VALUES (1, 'z')",
+				"CREATE TABLE x(a)",
+				"CREATE INDEX t_name ON t(name)",
+				"CREATE VIEW w AS SELECT 1 AS one",
+				"ALTER TABLE t ADD COLUMN z TEXT",
+				"DROP VIEW v",
+				"DROP TABLE n",
+				"PRAGMA user_version = 7",
+				"REINDEX",
+				"ANALYZE",
+				"VACUUM",
+			} {
+				_, err := db.ExecContext(context.Background(), q)
+				if code := authCode(err); code != sqlite3.SQLITE_READONLY {
+					t.Errorf("%s (%s): %v (code %d), want SQLITE_READONLY", q, d, err, code)
+				}
+			}
+			if after := fileState(t, path); after != before {
+				t.Fatalf("the file changed:\n before %s\n after  %s", before, after)
+			}
+		})
 	}
 }
 
