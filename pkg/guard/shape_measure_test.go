@@ -14,7 +14,6 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"github.com/sondehq/sonde/pkg/guard"
 	"github.com/sondehq/sonde/pkg/guard/mssql"
 	_ "modernc.org/sqlite"
 )
@@ -306,5 +305,3 @@ func trim(s string, n int) string {
 	}
 	return s
 }
-
-var _ = guard.Refuse

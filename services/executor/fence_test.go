@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence/fencetest"
+	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/services/executor/connections"
 )
 
@@ -112,10 +112,7 @@ func checkFenced(t *testing.T, s *Service, cases map[string]fenceCase) {
 // quoted names, a view's definition, a check constraint — and each carries
 // the corpus's forgeries.
 func TestRenderedTextHoldsTheFenceOnPostgres(t *testing.T) {
-	dsn := os.Getenv("SONDE_TEST_PG_URL")
-	if dsn == "" {
-		t.Skip("SONDE_TEST_PG_URL is not set: run `make test`, or start a server with `eval \"$(scripts/postgres.sh start)\"`")
-	}
+	dsn := pgtest.URL(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/services/executor/connections"
 )
 
@@ -94,7 +95,7 @@ func TestMemoryBudgetHoldsUnderWideValues(t *testing.T) {
 		{"duckdb string_agg", connections.Connection{ID: "w", Engine: contracts.EngineDuckDB, Path: duckdbFixture(t)},
 			"SELECT string_agg('xxxxxxxxxxxxxxxxxxxx', '') AS v FROM range(25000000)", true},
 	}
-	if dsn := os.Getenv("SONDE_TEST_PG_URL"); dsn != "" {
+	if dsn := pgtest.Lookup(t); dsn != "" {
 		cases = append(cases, wide{"postgres repeat", connections.Connection{ID: "w", Engine: contracts.EnginePostgres, DSN: dsn},
 			"SELECT repeat('x', n) AS v FROM (SELECT 100000000 AS n) AS t", false})
 	}

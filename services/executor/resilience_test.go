@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/natstest"
+	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/demodb"
 )
@@ -341,10 +341,7 @@ func waitStopping(t *testing.T, s *Service) {
 // write (the test server's superuser) is served, with warnings in its
 // descriptor and the start-up log.
 func TestWriteCapableRoleIsWarned(t *testing.T) {
-	dsn := os.Getenv("SONDE_TEST_PG_URL")
-	if dsn == "" {
-		t.Skip("SONDE_TEST_PG_URL is not set")
-	}
+	dsn := pgtest.URL(t)
 	var logs syncBuffer
 	s := newService(t, Config{Engine: contracts.EnginePostgres, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Connections: []connections.Connection{{ID: "super", Engine: contracts.EnginePostgres, DSN: dsn}}})

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard/postgres/postgrestest"
+	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
@@ -29,21 +29,11 @@ type server struct {
 }
 
 // testServer creates the fixture database, or skips the test without a
-// server — and fails it where a server was asked for: in CI (CI=true),
-// where make test always provides one, and wherever
-// SONDE_TEST_PG_REQUIRED is set (a CI that does not set CI=true, or a
-// make test told to run the PostgreSQL tests), so they cannot pass by
-// skipping.
+// server — and fails it where a server was asked for (pgtest.URL), so the
+// PostgreSQL tests cannot pass by skipping.
 func testServer(t *testing.T) *server {
 	t.Helper()
-	base := os.Getenv("SONDE_TEST_PG_URL")
-	if base == "" {
-		if os.Getenv("CI") == "true" || os.Getenv("SONDE_TEST_PG_REQUIRED") != "" {
-			t.Fatal("SONDE_TEST_PG_URL is not set, but the PostgreSQL tests were asked for (CI=true or SONDE_TEST_PG_REQUIRED); " +
-				"`make test` starts PostgreSQL with scripts/postgres.sh — see why it could not")
-		}
-		t.Skip("SONDE_TEST_PG_URL is not set: run `make test`, or start a server with `eval \"$(scripts/postgres.sh start)\"`")
-	}
+	base := pgtest.URL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	root, err := pgx.Connect(ctx, base)
