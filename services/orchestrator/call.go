@@ -199,7 +199,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 func (d *drive) execute(ctx context.Context, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	var gone absence
 	for {
-		reply, err := d.s.exec(ctx, d.header.Engine, op, req)
+		reply, err := d.s.execs.Exec(ctx, d.header.Engine, op, req)
 		var ee *executorError
 		absent := errors.As(err, &ee)
 		busy := err == nil && reply.Status == contracts.ExecRefused && reply.Refusal != nil && reply.Refusal.Code == contracts.RefuseExecutorBusy

@@ -504,7 +504,7 @@ func absentDetail(grace time.Duration) string {
 func (d *drive) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
 	var gone absence
 	for {
-		reply, err := d.s.probeModel(ctx)
+		reply, err := d.s.models.Probe(ctx)
 		var me *modelError
 		if err == nil || !errors.As(err, &me) || !me.absent {
 			return reply, err
@@ -547,7 +547,7 @@ func (d *drive) askModel(ctx context.Context, req contracts.ModelTurnRequest) (c
 		// modelturn bounds one call by its own AGENT_MODEL_TURN_TIMEOUT_MS
 		// (default: the budget's 90 s); the run's remaining time bounds it too.
 		req.TimeoutMs = d.remaining().Milliseconds()
-		reply, err := d.s.modelTurn(ctx, req)
+		reply, err := d.s.models.Turn(ctx, req)
 		var me *modelError
 		if err == nil || !errors.As(err, &me) || ctx.Err() != nil || d.remaining() <= 0 {
 			return reply, err

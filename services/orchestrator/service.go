@@ -83,6 +83,10 @@ type Service struct {
 	store storeHealth
 	// heartbeats: this connection may watch model-turn heartbeats.
 	heartbeats bool
+	// models and execs are how drives reach modelturn and the executors:
+	// over NATS unless a test set them before Start.
+	models modelService
+	execs  executorService
 }
 
 // New validates cfg and returns an orchestrator that is not yet started.
@@ -130,6 +134,12 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	}
 	s.nc = nc
 	s.heartbeats = s.canWatchTurns(nc)
+	if s.models == nil {
+		s.models = natsModel{s}
+	}
+	if s.execs == nil {
+		s.execs = natsExecutors{s}
+	}
 	if s.ledger, err = ledger.Open(ctx, js, ledger.WithWriter(s.cfg.Name)); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}
