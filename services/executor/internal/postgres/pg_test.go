@@ -528,3 +528,32 @@ func TestSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaListsByExactNames: the schema read admits tables by
+// PostgreSQL's own name rules, as the guard reads them: under
+// public.orders, the quoted public."ORDERS" is another table and is not
+// described.
+func TestSchemaListsByExactNames(t *testing.T) {
+	s := testServer(t)
+	mustExec(t, s.admin, `CREATE TABLE public."ORDERS" (id int)`)
+	mustExec(t, s.admin, `GRANT SELECT ON public."ORDERS" TO `+s.agentRole)
+	e, err := New(context.Background(), connections.Connection{
+		ID: "pg-exact", Engine: contracts.EnginePostgres, DSN: s.ownerDSN, AgentDSN: s.agentDSN,
+		Readable: []string{"public.orders"},
+	}, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	res, err := e.Schema(context.Background(), req("", contracts.ProfileAgentReadOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, row := range res.Rows.Rows {
+		seen[row[2].(string)] = true
+	}
+	if !seen["public.orders"] || len(seen) != 1 {
+		t.Fatalf("under readable [public.orders] the schema read described %v; want public.orders alone", seen)
+	}
+}

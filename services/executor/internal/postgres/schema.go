@@ -5,6 +5,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
+	pgguard "github.com/sondehq/sonde/pkg/guard/postgres"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
@@ -73,8 +74,9 @@ func (e *Engine) Schema(ctx context.Context, req engine.Request) (engine.Result,
 	for _, row := range res.Rows.Rows {
 		schema, _ := row[0].(string)
 		table, _ := row[1].(string)
-		st := &guard.Statement{Scopes: []guard.Scope{{Tables: []guard.Table{{Schema: schema, Name: table}}}}}
-		if guard.Apply(st, readable) != nil {
+		// The catalog's names are exact: "GENRE" is not public.genre.
+		t := guard.Table{Schema: schema, Name: table, System: pgguard.SystemSchema(schema)}
+		if !readable.CanRead(guard.NamesExact, t) {
 			continue
 		}
 		more, err := out.Add(row[2:])
