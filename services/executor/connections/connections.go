@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -252,7 +253,30 @@ func (p *parser) connection(n *yaml.Node) (Connection, bool) {
 	if v := fields["large_tables"]; v != nil {
 		c.LargeTables = p.largeTables(c.ID, v)
 	}
+	// A pattern the engine's name rules cannot read would match nothing,
+	// silently: name it instead.
+	if rule, ok := nameRules[c.Engine]; ok {
+		for i, pat := range c.Readable {
+			if err := guard.ValidatePattern(pat, rule); err != nil {
+				p.fail(lines["readable"], c.ID, "readable", "entry %d: %v", i+1, err)
+			}
+		}
+		for table := range c.LargeTables {
+			if err := guard.ValidatePattern(table, rule); err != nil {
+				p.fail(lines["large_tables"], c.ID, "large_tables", "%v", err)
+			}
+		}
+	}
 	return c, len(p.errs) == before
+}
+
+// nameRules is how each engine compares the names in readable patterns and
+// large-table keys (docs/guard.md).
+var nameRules = map[contracts.Engine]guard.NameRule{
+	contracts.EnginePostgres: guard.NamesExact,
+	contracts.EngineSQLite:   guard.NamesASCIIFold,
+	contracts.EngineDuckDB:   guard.NamesFold,
+	contracts.EngineMSSQL:    guard.NamesFold,
 }
 
 func (p *parser) scalar(id, field string, v *yaml.Node) (string, bool) {

@@ -84,6 +84,12 @@ func TestParseErrors(t *testing.T) {
 		{"unknown field", "connections:\n  - id: a\n    engine: sqlite\n    path: x.db\n    pasword: x\n", []string{`line 5: connection "a": pasword: unknown field`}},
 		{"readable not list", "connections:\n  - id: a\n    engine: sqlite\n    path: x.db\n    readable: main.*\n", []string{`line 5: connection "a": readable: must be a list`}},
 		{"large table no column", "connections:\n  - id: a\n    engine: sqlite\n    path: x.db\n    large_tables:\n      events: \"\"\n", []string{`line 6: connection "a": large_tables: table events needs the column`}},
+		{"readable three parts", "connections:\n  - id: a\n    engine: postgres\n    dsn: x\n    readable: [a.b.c]\n",
+			[]string{`line 5: connection "a": readable: entry 1: table pattern "a.b.c" has 3 parts`}},
+		{"readable unclosed quote", "connections:\n  - id: a\n    engine: postgres\n    dsn: x\n    readable: ['public.\"Genre']\n",
+			[]string{`connection "a": readable: entry 1: table pattern`, "unclosed"}},
+		{"large table bad key", "connections:\n  - id: a\n    engine: sqlite\n    path: x.db\n    large_tables:\n      main..events: day\n",
+			[]string{`line 5: connection "a": large_tables: table pattern "main..events" has an empty part`}},
 		{"two problems", "connections:\n  - id: a\n    engine: oracle\n  - id: b\n    engine: sqlite\n", []string{`"a": engine`, `"b": path`}},
 		{"yaml syntax", "connections:\n  - id: [\n", []string{"line"}},
 	} {
