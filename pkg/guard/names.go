@@ -352,12 +352,12 @@ func (m *matcher) readable(t Table) *contracts.Refusal {
 	}
 	fix := "read only tables matching: " + strings.Join(m.p.Readable, ", ")
 	if len(m.p.Readable) == 0 {
-		fix = "read the connection's own tables; inspect_schema describes them"
+		fix = "read the connection's own tables"
 	}
 	if t.System {
 		return Refuse(contracts.RefuseTableNotReadable,
 			fmt.Sprintf("%s is a system catalog; it is readable only when a readable pattern names it", m.display(t)),
-			fix+"; inspect_schema describes the tables")
+			fix+"; inspect_schema describes the tables and their columns")
 	}
 	return Refuse(contracts.RefuseTableNotReadable,
 		fmt.Sprintf("%s is not readable on this connection", m.display(t)), fix)
