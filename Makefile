@@ -4,7 +4,7 @@ GO ?= go
 MODULES := contracts pkg services/executor services/gateway services/modelturn services/orchestrator services/sonde
 PKGS := $(MODULES:%=./%/...)
 
-.PHONY: all build demo test vet fmt-check bench schemas clean toolchain
+.PHONY: all build demo test vet fmt-check bench schemas clean toolchain mutants
 
 all: build
 
@@ -38,6 +38,12 @@ vet:
 
 fmt-check:
 	@out=$$(gofmt -l contracts pkg services); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## mutants: break each safety rule on purpose (scripts/mutants.sh lists them)
+## and fail if a focused test still passes; docs/testing.md. Set
+## SONDE_TEST_PG_URL, or a throwaway PostgreSQL is started for the PostgreSQL mutants.
+mutants: toolchain
+	./scripts/mutants.sh
 
 ## bench: the benchmarks written up in docs/benchmarks.md.
 bench:

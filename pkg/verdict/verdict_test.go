@@ -49,6 +49,12 @@ func TestVerify(t *testing.T) {
 			contracts.VerdictAnswered, nil},
 		{"unresolvable citation skipped, not assumed empty", []contracts.Entry{completed(t, "a", 0), report(t, art("a"), art("ghost"))}, false,
 			contracts.VerdictUnanswered, []string{UnmetEmptyEvidence}},
+		// A report whose citations all fail to resolve (a ledger from another
+		// version, a forged entry) rests on nothing the verdict can weigh: it
+		// is not judged empty (the cited > 0 arm), and unresolvable citations
+		// are not counted as empty ones.
+		{"only unresolvable citations are not empty evidence", []contracts.Entry{completed(t, "a", 0), report(t, art("ghost"), art("phantom"))}, false,
+			contracts.VerdictAnswered, nil},
 		{"a snapshot the run never captured does not count", []contracts.Entry{completed(t, "a", 0),
 			report(t, art("a"), contracts.EvidenceRef{Source: contracts.EvidenceContextSnapshot, Fingerprint: "f"})}, false,
 			contracts.VerdictUnanswered, []string{UnmetEmptyEvidence}},

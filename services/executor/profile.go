@@ -39,7 +39,10 @@ var profiles = map[contracts.Profile]profile{
 	},
 	// The editor's replay of a run's statement: more rows and bytes, still
 	// refused rather than truncated, and no statement timeout of its own
-	// (zero: the engine sets none; the read-only session still holds).
+	// (zero: the engine sets none; the read-only session still holds), as the
+	// architecture's profile says (500 rows, no time limit, same read-only
+	// session). The bytes are lowered to the operation's memory; the table in
+	// docs/executor-sqlite.md states these figures (TestHandoverProfile).
 	contracts.ProfileAgentHandover: {
 		rows: 500, maxRows: 500, bytes: 64 << 20, maxBytes: 64 << 20,
 	},

@@ -125,9 +125,11 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	case rec.Spent.DBTimeMs >= b.DBTimeMs:
 		return d.refuse(ctx, tc, "", refuseDBTimeBudget,
 			fmt.Sprintf("the run has used its %d s of database time", b.DBTimeMs/1000), "call compose_report with what you have")
-	case rec.Spent.Repairs > b.MaxRepairs:
+	case rec.Spent.Repairs >= b.MaxRepairs:
+		// Each statement that fails at the database spends one of the run's
+		// MaxRepairs; errorContent's "repairs left" counts down to this.
 		return d.refuse(ctx, tc, "", refuseRepairBudget,
-			fmt.Sprintf("%d statements already failed at the database", rec.Spent.Repairs), "call compose_report with what you have")
+			fmt.Sprintf("%d statements already failed at the database, all %d repairs of this run", rec.Spent.Repairs, b.MaxRepairs), "call compose_report with what you have")
 	}
 
 	corr := "c_" + stepID[2:]

@@ -22,6 +22,10 @@ type Uses struct {
 	Operators []string
 	// Attributes are the names written in attribute position.
 	Attributes []Attribute
+	// Casts are the names of the types the statement casts to (CAST, ::),
+	// without schema: a user-defined cast into one of them runs its
+	// function.
+	Casts []string
 }
 
 // Attribute is a name in attribute position. When the name before it is a
@@ -41,6 +45,12 @@ func (u *Uses) addFunction(name string) {
 func (u *Uses) addOperator(op string) {
 	if !slices.Contains(u.Operators, op) {
 		u.Operators = append(u.Operators, op)
+	}
+}
+
+func (u *Uses) addCast(name string) {
+	if !slices.Contains(u.Casts, name) {
+		u.Casts = append(u.Casts, name)
 	}
 }
 

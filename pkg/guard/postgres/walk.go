@@ -420,6 +420,7 @@ func (w *walker) typeName(t *pg_query.TypeName) {
 	}
 	name := ns[len(ns)-1]
 	shown := strings.Join(ns, ".")
+	w.uses.addCast(name)
 	switch {
 	case regTypes[strings.ToLower(name)]:
 		w.refuse(contracts.RefuseFunctionDenied,

@@ -165,6 +165,70 @@ func TestUserCodeRefused(t *testing.T) {
 	}
 }
 
+// TestUserCastRefused: CREATE CAST … WITH FUNCTION makes a plain c::int, or
+// (an implicit cast) any coercion, call a user function — outside testing
+// one wrote a file on the database host through the agent role. A cast into
+// a type with a user cast is refused, an implicit user cast refuses every
+// read, and nothing is written.
+func TestUserCastRefused(t *testing.T) {
+	s := testServer(t)
+	e := s.engine(t)
+	ctx := context.Background()
+	file := "/tmp/sonde-cast-" + suffix()
+	t.Cleanup(func() { _ = os.Remove(file) })
+	written := func() bool {
+		var missing bool
+		if err := s.admin.QueryRow(ctx, "SELECT pg_stat_file($1, true) IS NULL", file).Scan(&missing); err != nil {
+			t.Fatal(err)
+		}
+		return !missing
+	}
+	refused := func(q string) {
+		t.Helper()
+		_, err := e.Read(ctx, req(q, contracts.ProfileAgentReadOnly))
+		var ref *contracts.Refusal
+		if !errors.As(err, &ref) || ref.Code != contracts.RefuseFunctionDenied {
+			t.Errorf("%s: %v, want function_denied", q, err)
+		}
+	}
+	mustExec(t, s.admin, `CREATE FUNCTION public.sonde_cast_int(public.customers) RETURNS int LANGUAGE plpgsql SECURITY DEFINER AS $$
+		BEGIN EXECUTE format('COPY (SELECT 1) TO %L', '`+file+`'); RETURN 1; END $$;
+	CREATE CAST (public.customers AS int) WITH FUNCTION public.sonde_cast_int(public.customers);`)
+	for _, q := range []string{
+		"SELECT c::int FROM customers c",
+		"SELECT CAST(c AS integer) FROM customers c",
+		"SELECT c::int4 FROM customers c",
+	} {
+		refused(q)
+	}
+	// A cast into a type no user cast reaches still runs.
+	if _, err := e.Read(ctx, req("SELECT c::text, c.id::text FROM customers c", contracts.ProfileAgentReadOnly)); err != nil {
+		t.Fatalf("a built-in cast: %v", err)
+	}
+
+	mustExec(t, s.admin, `CREATE FUNCTION public.sonde_cast_text(public.customers) RETURNS text LANGUAGE plpgsql SECURITY DEFINER AS $$
+		BEGIN EXECUTE format('COPY (SELECT 1) TO %L', '`+file+`'); RETURN 'x'; END $$;
+	CREATE CAST (public.customers AS text) WITH FUNCTION public.sonde_cast_text(public.customers) AS IMPLICIT;`)
+	for _, q := range []string{
+		"SELECT lower(c) FROM customers c",                                // no cast written: the implicit one
+		"SELECT CASE WHEN c.id > 0 THEN c ELSE NULL END FROM customers c", // and no function either
+		"SELECT id FROM customers",
+	} {
+		refused(q)
+	}
+	if written() {
+		t.Fatalf("a refused statement ran the cast's function: %s was written", file)
+	}
+	// The functions do write when they run: the check above meant something.
+	if _, err := s.admin.Exec(ctx, "SELECT lower(c) FROM public.customers c"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.admin.QueryRow(ctx, "SELECT count(*) FROM public.customers").Scan(&n); err != nil || n == 0 || !written() {
+		t.Fatalf("the fixture cast did not write %s (customers: %d): %v", file, n, err)
+	}
+}
+
 // TestWriteCapable asks the read role what it could write: the owner (a
 // superuser here) could write anything; the agent role set up as the docs
 // say cannot; granted INSERT on a table or CREATE on a schema, it can.

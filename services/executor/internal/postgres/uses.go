@@ -21,7 +21,11 @@ import (
 //     of in $4.$5) that is not a column of that table while a function of
 //     that name takes one argument and is either user-defined outside an
 //     extension or off the allowlist ($6 lists the allowlisted ones): then
-//     PostgreSQL reads x.f as f(x).
+//     PostgreSQL reads x.f as f(x);
+//   - a user-defined cast function (outside an extension) that is implicit,
+//     so any coercion may call it, or that casts into a type the statement
+//     names in a cast ($7): CREATE CAST … WITH FUNCTION runs that function
+//     with the rights it was given, written as a plain x::int.
 const usesSQL = `WITH path AS (
   SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = ANY (pg_catalog.current_schemas(true))
 )
@@ -53,16 +57,23 @@ SELECT 'attribute', a.name
             AND (NOT a.name = ANY ($6::text[])
                  OR p.oid >= 16384 AND NOT EXISTS (
                       SELECT 1 FROM pg_catalog.pg_depend d
-                       WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.deptype = 'e')))`
+                       WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.deptype = 'e')))
+UNION ALL
+SELECT CASE c.castcontext WHEN 'i' THEN 'implicit cast' ELSE 'cast' END, pg_catalog.format_type(c.castsource, NULL) || ' to ' || pg_catalog.format_type(c.casttarget, NULL)
+  FROM pg_catalog.pg_cast c
+ WHERE c.castfunc >= 16384
+   AND (c.castcontext = 'i'
+        OR c.casttarget IN (SELECT t.oid FROM pg_catalog.pg_type t WHERE t.typname = ANY ($7::text[])))
+   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                    WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = c.castfunc AND d.deptype = 'e')`
 
 // checkUses looks the names of uses up in the catalog, on conn inside the
 // statement's transaction, and refuses (function_denied) the statement when
-// one of them would run a user-defined function or operator, or call a
-// function off the allowlist through attribute notation.
+// one of them would run a user-defined function, operator or cast, or call
+// a function off the allowlist through attribute notation.
 func checkUses(ctx context.Context, conn *pgx.Conn, uses *pgguard.Uses) error {
-	if len(uses.Functions) == 0 && len(uses.Operators) == 0 && len(uses.Attributes) == 0 {
-		return nil
-	}
+	// No early return for a statement that names nothing: an implicit user
+	// cast can run wherever PostgreSQL coerces a value (CASE, UNION, …).
 	names, schemas, tables, allowed := []string{}, []string{}, []string{}, []string{}
 	for _, a := range uses.Attributes {
 		names, schemas, tables = append(names, a.Name), append(schemas, a.Schema), append(tables, a.Table)
@@ -70,8 +81,12 @@ func checkUses(ctx context.Context, conn *pgx.Conn, uses *pgguard.Uses) error {
 			allowed = append(allowed, a.Name)
 		}
 	}
+	casts := []string{}
+	for _, c := range uses.Casts {
+		casts = append(casts, c, "_"+c) // the type and its array type
+	}
 	rows, err := conn.Query(ctx, usesSQL, pgx.QueryExecModeDescribeExec,
-		nonNil(uses.Functions), nonNil(uses.Operators), names, schemas, tables, allowed)
+		nonNil(uses.Functions), nonNil(uses.Operators), names, schemas, tables, allowed, casts)
 	if err != nil {
 		return err
 	}
@@ -93,6 +108,14 @@ func refusal(kind, name string) *contracts.Refusal {
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
 			Reason: fmt.Sprintf("%s() may resolve to a user-defined function of this database: only PostgreSQL's built-in functions may run", name),
 			Fix:    "compute it with built-in functions and operators"}
+	case "cast":
+		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
+			Reason: fmt.Sprintf("the cast from %s is user-defined in this database: it runs a user function, and only PostgreSQL's built-in functions may run", name),
+			Fix:    "leave the cast out, or cast to another built-in type"}
+	case "implicit cast":
+		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
+			Reason: fmt.Sprintf("this database has a user-defined implicit cast from %s: PostgreSQL may call its function wherever it converts a value, so no read runs while it exists", name),
+			Fix:    "nothing in the statement avoids it: the database's administrator must drop the cast (DROP CAST) or recreate it AS EXPLICIT (docs/executor-postgres.md)"}
 	case "operator":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
 			Reason: fmt.Sprintf("the operator %s may resolve to a user-defined operator of this database: only PostgreSQL's built-in operators may run", name),

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# The mutation gate: break one safety rule at a time on purpose, run the
+# focused tests that pin it, and fail if any breakage survives.
+#
+#   scripts/mutants.sh            every mutant
+#   scripts/mutants.sh NAME...    only the mutants named (see the list below)
+#   MUTANTS_LIST=1 scripts/mutants.sh   print the list and exit
+#
+# The working tree is never modified: it is copied once to a scratch
+# directory (MUTANTS_DIR, default $TMPDIR/sonde-mutants, reused so that the
+# build cache stays warm between runs), each mutant is applied there and
+# undone from the copy's pristine files. A mutant is one or more exact text
+# replacements; a replacement whose old text is missing, or found twice, is a
+# stale mutant and fails the gate (the code moved: update the list). Each
+# focused test set is first run unmutated and must pass. A mutant that does
+# not compile fails the gate too.
+#
+# The PostgreSQL mutants need a server: SONDE_TEST_PG_URL, or a throwaway one
+# from scripts/postgres.sh. Without one they are reported as not run and the
+# gate fails.
+set -uo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+GO="${GO:-go}"
+scratch="${MUTANTS_DIR:-${TMPDIR:-/tmp}/sonde-mutants}"
+per_test_timeout="${MUTANTS_TEST_TIMEOUT:-180s}"
+
+# ---------------------------------------------------------------------------
+# The mutants. m NAME PACKAGE RUN-REGEX NEEDS FILE OLD NEW [FILE OLD NEW]...
+# NEEDS is "-" or "pg". OLD and NEW are exact text; $'…' carries tabs and
+# newlines.
+names=() pkgs=() runs=() needs=() patches=()
+m() {
+	names+=("$1") pkgs+=("$2") runs+=("$3") needs+=("$4")
+	shift 4
+	local p="" f o n
+	while (($#)); do
+		f="$1" o="$2" n="$3"
+		shift 3
+		# Patches are kept NUL-free by encoding each field in base64.
+		p+="$(printf '%s' "$f" | base64 -w0):$(printf '%s' "$o" | base64 -w0):$(printf '%s' "$n" | base64 -w0) "
+	done
+	patches+=("$p")
+}
+
+orch=./services/orchestrator/
+call=services/orchestrator/call.go
+drive=services/orchestrator/drive.go
+
+# Issue 8: the run loop's rules.
+m intent-after-effect "$orch" 'TestDriveRecordsTheIntentBeforeAskingTheExecutor' - \
+	"$call" 'if err := d.append(ctx, contracts.KindToolInvoked, inv); err != nil {' 'if err := error(nil); err != nil {' \
+	"$call" 'reply, err := d.execute(ctx, op, req)' 'reply, err := d.execute(ctx, op, req); if aerr := d.append(ctx, contracts.KindToolInvoked, inv); aerr != nil { return aerr }'
+m settled-step-re-executed "$orch" 'TestDriveReplaysASettledStep' - \
+	"$call" 'case contracts.StepCompleted, contracts.StepFailed:' 'case "never":'
+m statement-budget-removed "$orch" 'TestDriveRefusesPastTheStatementBudget' - \
+	"$call" 'case rec.Spent.Statements >= b.MaxStatements:' 'case false:'
+m db-time-budget-removed "$orch" 'TestDriveRefusesPastTheDatabaseTimeBudget' - \
+	"$call" 'case rec.Spent.DBTimeMs >= b.DBTimeMs:' 'case false:'
+m repair-budget-removed "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
+	"$call" 'case rec.Spent.Repairs >= b.MaxRepairs:' 'case false:'
+m repair-budget-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
+	"$call" 'case rec.Spent.Repairs >= b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
+m repairs-left-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
+	"$call" 'left := b.MaxRepairs - (rec.Spent.Repairs + 1)' 'left := b.MaxRepairs - rec.Spent.Repairs'
+m no-responders-indeterminate "$orch" 'TestDriveFailsExecutorUnavailableWhenNobodyServes' - \
+	"$call" 'if errors.As(err, &ee) {' 'if false && errors.As(err, &ee) {'
+m no-responders-not-absent-on-nats "$orch" 'TestExecWithoutRespondersIsAbsent' - \
+	"$drive" 'return reply, &executorError{err: err}' 'return reply, fmt.Errorf("%w: %w", errNoReply, err)'
+m lease-never-renewed "$orch" 'TestDriveRenewsItsLeaseAndReleasesIt' - \
+	services/orchestrator/leases.go 'return l.kv.Update(ctx, runID, l.value(), rev)' 'return rev, nil'
+m lease-released-at-claim-revision "$orch" 'TestDriveRenewsItsLeaseAndReleasesIt' - \
+	"$drive" 's.leases.release(context.WithoutCancel(ctx), runID, lease.revision())' 's.leases.release(context.WithoutCancel(ctx), runID, rev)'
+m busy-not-retried "$orch" 'TestDriveRetriesABusyExecutorAtNoCost' - \
+	"$call" 'busy := err == nil &&' 'busy := false && err == nil &&'
+m busy-costs-statement-and-repair "$orch" 'TestDriveBusyPastTheGraceCostsNothing' - \
+	pkg/ledger/fold.go 'r.Spent.Statements--' 'r.Spent.Repairs++'
+m compare-and-append-removed ./pkg/ledger/ 'TestConcurrentAppendersExactlyOneWinsEachPosition' - \
+	pkg/ledger/ledger.go 'jetstream.WithExpectLastSequencePerSubject(after),' ''
+m verdict-empty-without-citations ./pkg/verdict/ 'TestVerify' - \
+	pkg/verdict/verdict.go 'if cited > 0 && cited == empty {' 'if cited == empty {'
+m verdict-unresolved-counted-empty ./pkg/verdict/ 'TestVerify' - \
+	pkg/verdict/verdict.go $'if !produced.Resolves(ref) {\n\t\t\t\tcontinue' $'if !produced.Resolves(ref) {\n\t\t\t\tcited++\n\t\t\t\tempty++\n\t\t\t\tcontinue'
+
+# Issue 7: the guard, the fence and the engines' read-only layers.
+m shape-bound-removed ./pkg/guard/ 'TestCheckShapeLimits|TestShapeRefusalNamesTheLimit|TestDeepInputsNeverCrash' - \
+	pkg/guard/shape.go 'case sh.Nesting > MaxNesting:' 'case false:'
+m shape-check-skipped-by-postgres ./pkg/guard/postgres/ 'TestHostileCorpus' - \
+	pkg/guard/postgres/reader.go 'if ref := guard.CheckShape(sql, guard.LexPostgres); ref != nil {' 'if ref := guard.CheckShape(sql, guard.LexPostgres); false && ref != nil {'
+m shape-check-skipped-by-sqlite ./pkg/guard/sqlite/ 'TestHostileCorpus|TestStatementShape' - \
+	pkg/guard/sqlite/reader.go 'if ref := guard.CheckShape(sql, guard.LexSQLite); ref != nil {' 'if ref := guard.CheckShape(sql, guard.LexSQLite); false && ref != nil {'
+m attribute-notation-unchecked ./pkg/guard/postgres/ 'TestAttributeNotation|TestHostileCorpus' - \
+	pkg/guard/postgres/walk.go 'func (w *walker) attribute(name string) {' $'func (w *walker) attribute(name string) {\n\tif true {\n\t\treturn\n\t}'
+m outer-join-limits-ignored ./pkg/guard/ 'TestOuterJoinBound' - \
+	pkg/guard/names.go 'if b.Limits == nil {' 'if true || b.Limits == nil {'
+m system-tables-under-star ./pkg/guard/ 'TestSystemTablesOnlyWhenNamed' - \
+	pkg/guard/names.go 'if p.all || p.schema.wild() {' 'if false && (p.all || p.schema.wild()) {'
+m readable-prefix-match ./pkg/guard/ 'TestReadablePatternsFollowEngineNames|TestApplyReadableAndCatalog' - \
+	pkg/guard/names.go 'return canon(n.text) == canon(s)' 'return strings.HasPrefix(canon(s), canon(n.text))'
+m fence-nfkd-removed ./pkg/fence/ '.' - \
+	pkg/fence/fence.go 'if d := norm.NFKD.Properties(k.buf).Decomposition(); d != nil {' 'if d := norm.NFKD.Properties(k.buf).Decomposition(); false && d != nil {'
+m sqlite-symlink-allowed ./services/executor/internal/sqlite/ 'TestSymlinkRefused' - \
+	services/executor/internal/sqlite/engine.go 'if fi.Mode()&os.ModeSymlink != 0 {' 'if false && fi.Mode()&os.ModeSymlink != 0 {'
+m sqlite-authorizer-allows-writes ./services/executor/internal/sqlite/ 'TestAuthorizerAloneRefusesWrites|TestEngineConnectionsCarryAuthorizer' - \
+	pkg/guard/sqlite/authorizer.go 'what := describeAction(action, arg1, arg2)' $'if true {\n\t\t\treturn sqlite.AuthorizerOK\n\t\t}\n\t\twhat := describeAction(action, arg1, arg2)'
+m duckdb-access-mode-writable ./services/executor/internal/duckdb/ 'TestInstanceSettingsAlone' - \
+	services/executor/internal/duckdb/engine.go '{"access_mode", "READ_ONLY"},' '{"access_mode", "AUTOMATIC"},'
+m postgres-begin-read-write ./services/executor/internal/postgres/ 'TestReadOnlyTransactionAlone' pg \
+	services/executor/internal/postgres/run.go 'control(ctx, pc, "BEGIN READ ONLY")' 'control(ctx, pc, "BEGIN")'
+# Both layers of the wire bound: the connection's (the operation memory) and
+# each read's (narrowed to the profile's bytes).
+m postgres-max-body-len-removed ./services/executor/internal/postgres/ 'TestLargeValueBoundedWhileReading' pg \
+	services/executor/internal/postgres/run.go 'pc.Frontend().SetMaxBodyLen(bodyLimit(e.opMem, req.Limits))' '_ = bodyLimit(e.opMem, req.Limits)' \
+	services/executor/internal/postgres/engine.go 'cc.MaxProtocolMessageBodyLen = int(min(operationMemory(o), math.MaxInt32))' 'cc.MaxProtocolMessageBodyLen = 0 * int(min(operationMemory(o), math.MaxInt32))'
+
+# ---------------------------------------------------------------------------
+
+if [[ -n "${MUTANTS_LIST:-}" ]]; then
+	for i in "${!names[@]}"; do printf '%-36s %s -run %s\n' "${names[$i]}" "${pkgs[$i]}" "${runs[$i]}"; done
+	exit 0
+fi
+
+selected=()
+if (($#)); then
+	for want in "$@"; do
+		found=0
+		for i in "${!names[@]}"; do [[ "${names[$i]}" == "$want" ]] && selected+=("$i") && found=1; done
+		((found)) || { echo "mutants: no mutant named $want" >&2; exit 2; }
+	done
+else
+	selected=("${!names[@]}")
+fi
+
+need_pg=0
+for i in "${selected[@]}"; do [[ "${needs[$i]}" == pg ]] && need_pg=1; done
+if ((need_pg)) && [[ -z "${SONDE_TEST_PG_URL:-}" ]]; then
+	if pg="$("$root/scripts/postgres.sh" start)"; then
+		eval "$pg"
+		export SONDE_TEST_PG_URL
+		trap '"$root/scripts/postgres.sh" stop "$SONDE_TEST_PG_DIR"' EXIT
+	else
+		echo "mutants: no PostgreSQL; the PostgreSQL mutants will not run" >&2
+	fi
+fi
+
+# The scratch copy: the working tree as it is, without .git and build output.
+echo "mutants: copying the working tree to $scratch" >&2
+rm -rf "$scratch"
+mkdir -p "$scratch/tree" "$scratch/pristine" "$scratch/logs"
+tar -C "$root" --exclude=./.git --exclude=./bin --exclude=./.sonde-demo -cf - . | tar -C "$scratch/tree" -xf -
+
+decode() { printf '%s' "$1" | base64 -d; }
+
+# apply I: applies mutant I's replacements; returns 1 (and says why) when one is stale.
+apply() {
+	local p f o n content rest
+	for p in ${patches[$1]}; do
+		f="$(decode "${p%%:*}")"
+		p="${p#*:}"
+		o="$(decode "${p%%:*}")"
+		n="$(decode "${p#*:}")"
+		if [[ ! -f "$scratch/pristine/$f" ]]; then
+			mkdir -p "$(dirname "$scratch/pristine/$f")"
+			cp "$scratch/tree/$f" "$scratch/pristine/$f" 2>/dev/null || { echo "file $f is missing"; return 1; }
+		fi
+		content="$(cat "$scratch/tree/$f"; printf x)"
+		content="${content%x}"
+		rest="${content#*"$o"}"
+		if [[ "$rest" == "$content" ]]; then
+			echo "stale: $f no longer holds: $o"
+			return 1
+		fi
+		if [[ "$rest" == *"$o"* ]]; then
+			echo "stale: $f holds more than once: $o"
+			return 1
+		fi
+		printf '%s' "${content/"$o"/"$n"}" >"$scratch/tree/$f"
+	done
+}
+
+# restore: puts every file a mutant touched back as it was copied.
+restore() {
+	(cd "$scratch/pristine" && find . -type f) | while read -r f; do cp "$scratch/pristine/$f" "$scratch/tree/$f"; done
+}
+
+# focus PKG RUN LOG: runs the focused tests; prints pass, fail or build.
+focus() {
+	(cd "$scratch/tree" && "$GO" test -count=1 -timeout "$per_test_timeout" -run "$2" "$1") >"$3" 2>&1
+	local rc=$?
+	if grep -qE '\[(build|setup) failed\]|^# ' "$3"; then
+		echo build
+	elif ((rc == 0)); then
+		if grep -q 'no tests to run' "$3"; then echo none; else echo pass; fi
+	else
+		echo fail
+	fi
+}
+
+start=$SECONDS
+failed=0 caught=0 total=0
+# One baseline per package, over every focused test of the selected mutants.
+declare -A baseline=() together=()
+for i in "${selected[@]}"; do
+	[[ "${needs[$i]}" == pg && -z "${SONDE_TEST_PG_URL:-}" ]] && continue
+	together[${pkgs[$i]}]+="${together[${pkgs[$i]}]:+|}${runs[$i]}"
+done
+for pkg in "${!together[@]}"; do
+	log="$scratch/logs/baseline-$(printf '%s' "$pkg" | tr -c 'a-zA-Z0-9' _).log"
+	baseline[$pkg]="$(focus "$pkg" "${together[$pkg]}" "$log")"
+	if [[ "${baseline[$pkg]}" != pass ]]; then
+		echo "mutants: the unmutated tests of $pkg do not pass (${baseline[$pkg]}): see $log" >&2
+	fi
+done
+printf '%-36s %s\n' MUTANT RESULT
+for i in "${selected[@]}"; do
+	name="${names[$i]}" pkg="${pkgs[$i]}" run="${runs[$i]}"
+	total=$((total + 1))
+	if [[ "${needs[$i]}" == pg && -z "${SONDE_TEST_PG_URL:-}" ]]; then
+		printf '%-36s %s\n' "$name" "NOT RUN (no PostgreSQL)"
+		failed=1
+		continue
+	fi
+	key="$pkg -run $run"
+	if [[ "${baseline[$pkg]}" != pass ]]; then
+		printf '%-36s %s\n' "$name" "NOT RUN: the unmutated $pkg tests ${baseline[$pkg]}"
+		failed=1
+		continue
+	fi
+	if ! why="$(apply "$i")"; then
+		restore
+		printf '%-36s %s\n' "$name" "STALE: $why"
+		failed=1
+		continue
+	fi
+	result="$(focus "$pkg" "$run" "$scratch/logs/$name.log")"
+	restore
+	case "$result" in
+	fail) caught=$((caught + 1)); printf '%-36s %s\n' "$name" "caught" ;;
+	pass) failed=1; printf '%-36s %s\n' "$name" "SURVIVED: $key" ;;
+	*) failed=1; printf '%-36s %s\n' "$name" "INVALID ($result): see $scratch/logs/$name.log" ;;
+	esac
+done
+echo "mutants: $caught of $total caught in $((SECONDS - start)) s"
+exit "$failed"
