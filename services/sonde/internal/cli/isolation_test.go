@@ -79,6 +79,11 @@ func TestInspectCrashIsNotARefusal(t *testing.T) {
 	if !errors.As(err, &ee) || ee.code != ExitNoAnswer || ee.err == nil || !strings.Contains(ee.err.Error(), "the process that ran the statement died") {
 		t.Fatalf("got %v, want exit %d saying the process died\nstderr: %s", err, ExitNoAnswer, errOut.String())
 	}
+	// The runtime's first line is kept; its dump of every goroutine, which
+	// would bury the sentence, is not.
+	if strings.Contains(errOut.String(), "goroutine ") || !strings.Contains(errOut.String(), "SIGSEGV") {
+		t.Errorf("the crash printed a goroutine dump:\n%s", errOut.String())
+	}
 
 	// Through the child, the statuses the command chooses are unchanged.
 	if _, _, code := run(t, "sqlite", db, "select count(*) from orders"); code != ExitOK {

@@ -132,7 +132,11 @@ func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err 
 	defer statusR.Close()
 	c := exec.CommandContext(cmd.Context(), exe, childArgs...)
 	c.Env = append(os.Environ(), inspectChildEnv+"=1")
-	c.Stdout, c.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	// The child's error stream is held back until it is known how the child
+	// ended: after a crash only the runtime's first line is shown, not its
+	// dump of every goroutine, which would bury the sentence below.
+	var childErr cappedBuffer
+	c.Stdout, c.Stderr = cmd.OutOrStdout(), &childErr
 	c.ExtraFiles = []*os.File{statusW}
 	err = c.Start()
 	statusW.Close()
@@ -141,7 +145,13 @@ func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err 
 	}
 	status, _ := io.ReadAll(statusR)
 	_ = c.Wait()
-	if code, err := strconv.Atoi(strings.TrimSpace(string(status))); err == nil {
+	code, convErr := strconv.Atoi(strings.TrimSpace(string(status)))
+	if convErr == nil {
+		_, _ = cmd.ErrOrStderr().Write(childErr.Bytes())
+	} else if first, _, _ := strings.Cut(childErr.String(), "\n"); first != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), first)
+	}
+	if convErr == nil {
 		if code == ExitOK {
 			return true, nil
 		}
@@ -153,6 +163,19 @@ func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err 
 	return true, &exitError{code: ExitNoAnswer, err: fmt.Errorf(
 		"no answer: the process that ran the statement died (%s), a crash in the SQL parser or the database driver; "+
 			"the statement was not answered (the database is only ever read); please report the statement as a bug", c.ProcessState)}
+}
+
+// cappedBuffer keeps the first maxChildErr bytes written to it and drops
+// the rest, so a child cannot make its parent hold an unbounded stream.
+type cappedBuffer struct{ bytes.Buffer }
+
+const maxChildErr = 1 << 20
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := maxChildErr - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // reportInspectStatus is the child's side of inChild.
