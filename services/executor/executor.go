@@ -491,7 +491,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	if eng == nil {
 		return refused(refuse.New(contracts.RefuseConnectionUnavailable,
 			fmt.Sprintf("connection %q is unavailable: %s; the executor keeps trying to open it", req.ConnectionID, reason),
-			"retry in a while; GET /api/connections shows when it is available again"))
+			"check that the database is up and reachable, then retry; a running server shows the connection's state in GET /api/connections and sonde connections"))
 	}
 	prof, ok := profiles[req.Profile]
 	switch {
