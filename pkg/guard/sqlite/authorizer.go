@@ -12,8 +12,9 @@ import (
 
 // Read is one READ SQLite's authorizer was asked about.
 type Read struct {
-	// Database is "main", "temp" or empty (SQLite leaves it empty for a
-	// table read without a column, as count(*) does).
+	// Database is "main", "temp" or empty: SQLite reports a read without a
+	// column (count(*) FROM t) with the database as written, none for an
+	// unqualified table — or a CTE, which it reports the same way.
 	Database string
 	Table    string
 	// Column is empty when the table is read without a column.
@@ -29,8 +30,10 @@ type Record struct {
 	mu        sync.Mutex
 	reads     []Read
 	functions []string
+	cteReads  map[string]bool // CTE names read without a column
 	denied    *contracts.Refusal
 	action    string
+	bare      string // the table of the first denial, a read with no column and no database
 }
 
 // Reads returns the table reads allowed so far (table functions left out).
@@ -45,6 +48,23 @@ func (r *Record) Functions() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.functions...)
+}
+
+// CTEReads returns the CTE names a StatementAuthorizer allowed a read of
+// without a column, folded as SQLite folds them, sorted.
+func (r *Record) CTEReads() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return sortedKeys(r.cteReads)
+}
+
+// deniedBareRead returns the table of the first denial when it was a read
+// with no column and no database — count(*) of a table, or of a CTE — and
+// "" otherwise.
+func (r *Record) deniedBareRead() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bare
 }
 
 // Denied returns the first operation the authorizer denied, as the refusal
@@ -76,6 +96,25 @@ func (r *Record) deny(ref *contracts.Refusal, action string) sqlite.AuthorizerRe
 // pragmas, other functions and table functions. rec, when not nil, records
 // the reads and functions allowed and the first denial.
 func Authorizer(p guard.Policy, rec *Record) sqlite.AuthorizerFn {
+	return StatementAuthorizer(p, rec, nil)
+}
+
+// StatementAuthorizer is Authorizer for one statement, given the names in
+// ctes that name no table, view or virtual table of the database
+// (Reading.CTEs, found by SQLite's own name lookup). A FROM item none of
+// whose columns is used (count(*) FROM c) is reported as a READ of its name
+// with no column and no database, a CTE's as well as an unqualified
+// table's; such a read of one of ctes can only be a CTE's, and is allowed.
+// Every other read — a column of anything, a name with its database
+// (main.c), any other name — is held to p's patterns as Authorizer holds it.
+func StatementAuthorizer(p guard.Policy, rec *Record, ctes []string) sqlite.AuthorizerFn {
+	var cte map[string]bool
+	if len(ctes) > 0 {
+		cte = make(map[string]bool, len(ctes))
+		for _, n := range ctes {
+			cte[foldASCII(n)] = true
+		}
+	}
 	return func(action sqlite.AuthorizerActionCode, arg1, arg2, db, via string) sqlite.AuthorizerReturnCode {
 		switch action {
 		case sqlite.AuthSelect, sqlite.AuthRecursive:
@@ -85,6 +124,19 @@ func Authorizer(p guard.Policy, rec *Record) sqlite.AuthorizerFn {
 			// caller's that begins a transaction never reaches SQLite.
 			return sqlite.AuthorizerOK
 		case sqlite.AuthRead:
+			if arg2 == "" && db == "" && cte[foldASCII(arg1)] {
+				// A CTE never has a database name; with one (main.c) the
+				// name is a table's.
+				if rec != nil {
+					rec.mu.Lock()
+					if rec.cteReads == nil {
+						rec.cteReads = map[string]bool{}
+					}
+					rec.cteReads[foldASCII(arg1)] = true
+					rec.mu.Unlock()
+				}
+				return sqlite.AuthorizerOK
+			}
 			return readAction(p, rec, Read{Database: db, Table: arg1, Column: arg2, Via: via})
 		case sqlite.AuthFunction:
 			if !allowedFunction(arg2) {
@@ -121,6 +173,13 @@ func readAction(p guard.Policy, rec *Record, rd Read) sqlite.AuthorizerReturnCod
 		return sqlite.AuthorizerOK
 	}
 	if ref := readable(p, rd.Database, rd.Table); ref != nil {
+		if rec != nil && rd.Column == "" && rd.Database == "" {
+			rec.mu.Lock()
+			if rec.denied == nil {
+				rec.bare = rd.Table
+			}
+			rec.mu.Unlock()
+		}
 		return rec.deny(ref, "read of "+rd.Table)
 	}
 	if rec != nil {

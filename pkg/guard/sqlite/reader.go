@@ -32,6 +32,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Compiler compiles the first statement of sql with SQLite's own parser on a
@@ -72,6 +73,11 @@ type Reading struct {
 	// Followed is false when the scope reader could not follow the
 	// statement's structure: no bound was credited anywhere.
 	Followed bool
+	// CTEs are the names SQLite reported a read of with no column and no
+	// database that name no table, view or virtual table of the database:
+	// CTEs (the statement's, or a view's). The statement runs under
+	// StatementAuthorizer with them, as it was compiled here.
+	CTEs []string
 }
 
 // CompileError is SQLite's own refusal to compile a statement that the
@@ -166,17 +172,49 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 		return nil, ref
 	}
 
-	rec := &Record{}
-	cols, err := r.Compiler.Compile(text, Authorizer(r.Policy, rec))
+	// SQLite reports a CTE read with none of its columns used as it reports
+	// count(*) of an unqualified table: the read is the CTE's only when no
+	// table, view or virtual table answers to the name. Each such read the
+	// patterns deny is looked up, and the statement compiled again with the
+	// names that proved to be CTEs'.
+	var (
+		ctes   []string
+		looked = map[string]bool{}
+		rec    *Record
+		cols   []string
+		err    error
+	)
+	for {
+		rec = &Record{}
+		cols, err = r.Compiler.Compile(text, StatementAuthorizer(r.Policy, rec, ctes))
+		name := foldASCII(rec.deniedBareRead())
+		if name == "" || looked[name] || len(looked) == maxLookups {
+			break
+		}
+		looked[name] = true
+		if !r.absent(name) {
+			break
+		}
+		ctes = append(ctes, name)
+	}
 	if ref, _ := rec.Denied(); ref != nil {
 		return nil, ref
 	}
 	if err != nil {
 		return nil, &CompileError{Err: err, Fingerprint: (&guard.Statement{Canonical: canonical(stmt)}).Fingerprint()}
 	}
+	// A table created under a CTE's name between the look-up and the compile
+	// would have been read as the CTE: look again at the names read so.
+	for _, name := range rec.CTEReads() {
+		if !r.absent(name) {
+			return nil, guard.Refuse(contracts.RefuseTableNotReadable,
+				fmt.Sprintf("a table named %s, like a CTE the statement reads, appeared while SQLite read the statement", name),
+				"send the statement again, or give the CTE a name no table has")
+		}
+	}
 	// The proof that SQLite's first statement is the whole text: with a
 	// stray ")" after it the text no longer compiles.
-	if _, err := r.Compiler.Compile(text+"\n)", Authorizer(r.Policy, nil)); err == nil {
+	if _, err := r.Compiler.Compile(text+"\n)", StatementAuthorizer(r.Policy, nil, ctes)); err == nil {
 		return nil, guard.Refuse(contracts.RefuseEngineParse,
 			"SQLite reads the text as more than one statement: its first statement ends before the text does",
 			"send exactly one SELECT, with no ';' inside it")
@@ -186,7 +224,7 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 			"write one SELECT that returns the columns you need")
 	}
 
-	rd := &Reading{Columns: cols, Reads: rec.Reads(), Functions: rec.Functions(), Followed: true}
+	rd := &Reading{Columns: cols, Reads: rec.Reads(), Functions: rec.Functions(), Followed: true, CTEs: ctes}
 	rd.Text = text
 	rd.Canonical = canonical(stmt)
 	rd.Names = guard.NamesASCIIFold
@@ -196,6 +234,23 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 	rd.Followed = sh.err == nil
 	rd.Scopes = merge(sh, rd.Reads)
 	return rd, nil
+}
+
+// maxLookups bounds the names Inspect looks up for one statement; a read
+// of a further one is held to the patterns as a table's.
+const maxLookups = 32
+
+// absent reports whether no table, view or virtual table of the database
+// answers to name: SQLite's own lookup of the bare name, compiling
+// SELECT 1 FROM "name", fails with SQLITE_ERROR (no such table). A name that
+// compiles, or fails any other way (denied, busy, interrupted, a Compiler
+// that is no SQLite connection), is a table's, and a read of it is held to
+// the patterns.
+func (r Reader) absent(name string) bool {
+	probe := `SELECT 1 FROM "` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	_, err := r.Compiler.Compile(probe, Authorizer(guard.Policy{}, nil))
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_ERROR
 }
 
 // deniedByName refuses a call of a function of a denied family by its name,

@@ -160,6 +160,16 @@ var hostile = []struct{ sql, code string }{
 	{"select $a(x; delete from orders)", contracts.RefuseUnparsable},
 	{"select * from orders where", contracts.RefuseUnparsable},
 	{"select * from nowhere", contracts.RefuseUnparsable},
+	// A table read without a column is reported as a CTE's read is: a CTE
+	// of the same name elsewhere in the statement does not admit it.
+	{"select 1 from secret, (with secret as (select 1) select 1 from secret)", contracts.RefuseTableNotReadable},
+	{"select (with secret as (select 1) select count(*) from secret) from secret", contracts.RefuseTableNotReadable},
+	{"with secret as (select 1) select count(*) from main.secret", contracts.RefuseTableNotReadable},
+	{"with s as (select 1) select count(*) from secret, s", contracts.RefuseTableNotReadable},
+	{"with recursive secret(x) as (select 1 union all select x + 1 from secret where x < 3) select count(*) from main.secret", contracts.RefuseTableNotReadable},
+	{"select count(*) from sqlite_sequence, (with sqlite_sequence as (select 1) select 1 from sqlite_sequence)", contracts.RefuseTableNotReadable},
+	{"select count(*) from events, (with events as (select 1) select 1 from events)", contracts.RefuseLargeTableUnbounded},
+	{"with events as (select 1) select count(*) from main.events", contracts.RefuseLargeTableUnbounded},
 	// Past the statement shape limits, checked before SQLite compiles.
 	{"select 1" + strings.Repeat("+1", 25000), contracts.RefuseTooComplex},
 	{"select " + strings.Repeat("(select ", 300) + "1" + strings.Repeat(")", 300), contracts.RefuseTooComplex},
@@ -255,6 +265,14 @@ var analytics = []string{
 	"select count(*) from events e join customers c on c.id = e.user_id and e.event_date >= '2025-01-01' left join orders o on o.id = e.id",
 	"with recursive r(n) as (select 1 union all select n + 1 from r where n < 5) select * from r",
 	"WITH RECURSIVE R(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM R",
+	// A CTE read with none of its columns used.
+	"with c as (select 1 x) select count(*) from c",
+	"with recursive r(x) as (select 1 union all select x + 1 from r where x < 5) select count(*) from r",
+	"with recursive r(x) as (select 1 union all select x + 1 from r where x < 5) select group_concat(hex(zeroblob(5))) from r",
+	"with recursive r(x) as (select 1 union all select 1 from r limit 5) select count(*) from r",
+	"with d as (with e as (select 1) select 1 from e) select count(*) from d",
+	"select count(*) from orders, (with c as (select 1) select 1 from c)",
+	"select (with c as (select 1) select count(*) from c) from orders",
 }
 
 func TestAnalyticsPass(t *testing.T) {

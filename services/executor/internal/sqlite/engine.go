@@ -313,7 +313,7 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if ref := checkColumns(rd.Columns); ref != nil {
 		return Result{}, ref
 	}
-	res, err := e.run(ctx, conn, rd.Text, params, req.Limits, req.Timeout, nil)
+	res, err := e.run(ctx, conn, rd.Text, rd.CTEs, params, req.Limits, req.Timeout, nil)
 	res.Fingerprint = rd.Fingerprint()
 	return res, err
 }
@@ -448,7 +448,7 @@ func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error)
 		return e.policy.CanRead(guard.NamesASCIIFold, guard.Table{Schema: DefaultSchema, Name: name})
 	}
 	// The catalog itself is the executor's to read, whatever the patterns.
-	return e.run(ctx, conn, SchemaSQL(req.Table), nil, req.Limits, req.Timeout, keep)
+	return e.run(ctx, conn, SchemaSQL(req.Table), nil, nil, req.Limits, req.Timeout, keep)
 }
 
 // OpenConnection is the executor's engine.Opener for sqlite connections: the
@@ -458,15 +458,18 @@ func OpenConnection(ctx context.Context, c connections.Connection, o engine.Opti
 }
 
 // run runs one statement on conn under the engine's authorizer (the
-// catalog's for a schema read, keep not nil) and collects its rows.
-func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, args []any, limits rowset.Limits, timeout time.Duration, keep func([]any) bool) (res Result, err error) {
+// catalog's for a schema read, keep not nil) and collects its rows. ctes are
+// the statement's CTE names that name no table (guardsqlite.Reading.CTEs):
+// SQLite compiles the statement again here, and reports a CTE read without
+// a column as it reports a table's.
+func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, ctes []string, args []any, limits rowset.Limits, timeout time.Duration, keep func([]any) bool) (res Result, err error) {
 	res.SQL = stmt
 	p := e.policy
 	if keep != nil {
 		p = guardsqlite.CatalogPolicy()
 	}
 	rec := &guardsqlite.Record{}
-	if err := setAuthorizer(conn, guardsqlite.Authorizer(p, rec)); err != nil {
+	if err := setAuthorizer(conn, guardsqlite.StatementAuthorizer(p, rec, ctes)); err != nil {
 		return res, classify(err, timeout, "")
 	}
 	// A pooled connection goes back under the connection's own policy.

@@ -85,6 +85,10 @@ var hostileShapes = []hostileShape{
 	{"select name from pragma_table_info('sqlite_master')", "db:" + string(contracts.DBPermission)},
 	{"SELEC 1", contracts.RefuseUnparsable},
 	{"selec * from t; delete from t", contracts.RefuseUnparsable},
+	// A catalog read without a column, beside a CTE of its name.
+	{"select count(*) from sqlite_master, (with sqlite_master as (select 1) select 1 from sqlite_master)", contracts.RefuseTableNotReadable},
+	{"with sqlite_master as (select 1) select count(*) from main.sqlite_master", contracts.RefuseTableNotReadable},
+	{"select (with sqlite_schema as (select 1) select count(*) from sqlite_schema) from sqlite_master", contracts.RefuseTableNotReadable},
 }
 
 func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
