@@ -19,10 +19,14 @@
 // Memory while reading: the instance's memory_limit comes from the
 // executor's per-operation memory (engine.Options.OperationMemory) times the
 // engine's connections, at least MinMemoryLimit. DuckDB's limit holds what
-// its buffer manager allocates (hash tables, sorts, materialized results) but
-// not one long string, which DuckDB builds outside it; the guard holds every
-// value a statement builds to a size it states (repeat, lpad, printf widths,
-// …) to guardduckdb.MaxBuiltValue, and the result's bounds hold what is read.
+// its buffer manager allocates (hash tables, sorts, aggregates); a statement
+// that needs more is refused result_too_large. It does not hold a long
+// string, nor a result: the driver materialises the whole result, outside
+// the limit, before the first row reaches Go. So the guard holds every value
+// a statement builds to a size it states (repeat, lpad, printf widths, …) to
+// guardduckdb.MaxBuiltValue, and a read runs wrapped so that DuckDB itself
+// stops one row past the row bound and empties the rows past about twice
+// the byte bound (bounded.go); rowset's bounds then hold what is read.
 //
 // Each operation checks that the path still names the file the instance
 // opened: a replaced file is reopened, a deleted one fails as unavailable.
@@ -77,6 +81,7 @@ type Engine struct {
 	dsn    string
 	guard  *guardduckdb.Reader
 	policy guard.Policy
+	limit  int64 // the instance's memory_limit, in bytes
 
 	mu     sync.Mutex
 	db     *sql.DB     // nil while a replaced file could not be opened
@@ -115,7 +120,7 @@ func OpenWith(ctx context.Context, path string, readable []string, large map[str
 		q.Set(s.Name, s.Value)
 	}
 	q.Set("memory_limit", fmt.Sprintf("%dB", MemoryLimit(o)))
-	e := &Engine{path: abs, dsn: abs + "?" + q.Encode()}
+	e := &Engine{path: abs, dsn: abs + "?" + q.Encode(), limit: MemoryLimit(o)}
 	db, ident, catalog, err := e.openDB(ctx)
 	if err != nil {
 		return nil, err
@@ -326,27 +331,58 @@ func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rows
 		return res, classify(err, timeout)
 	}
 	defer conn.Close()
+	// A read runs wrapped so that DuckDB produces no more than the limits
+	// can use (bounded.go); its columns keep the statement's own names.
+	var cols []column
+	query := stmt
 	if agree {
-		if err := engineAgrees(conn, stmt, timeout); err != nil {
+		if cols, err = engineAgrees(conn, stmt, timeout); err != nil {
 			return res, err
 		}
+		if cols == nil {
+			if cols, err = probeColumns(ctx, conn, stmt, params); err != nil {
+				return res, e.failed(err, timeout)
+			}
+		}
+		query = boundedSQL(stmt, cols, limits)
 	}
 
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
 	res.Statements = 1
-	rows, err := conn.QueryContext(ctx, stmt, params...)
+	rows, err := conn.QueryContext(ctx, query, params...)
 	if err != nil {
-		return res, classify(err, timeout)
+		return res, e.failed(err, timeout)
 	}
 	defer rows.Close()
-	set, err := rowset.Collect(rows, limits, value, keep)
+	var set *rowset.Set
+	if agree {
+		set, err = collectBounded(rows, cols, limits)
+	} else {
+		set, err = rowset.Collect(rows, limits, value, keep)
+	}
 	res.Rows = set
 	var tooLarge *rowset.TooLargeError
 	if err != nil && !errors.As(err, &tooLarge) {
-		return res, classify(err, timeout)
+		return res, e.failed(err, timeout)
 	}
 	return res, err
+}
+
+// failed classifies an error from running a statement. DuckDB running out
+// of its memory_limit (an error of type out-of-memory, or a value past the
+// size DuckDB can hold) is the statement needing more memory than an
+// operation may hold here: refused as result_too_large, not a failure of
+// the database to retry.
+func (e *Engine) failed(err error, timeout time.Duration) error {
+	var de *duckdb.Error
+	if engine.Interrupted(err, timeout) == nil && errors.As(err, &de) &&
+		(de.Type == duckdb.ErrorTypeOutOfMemory || de.Type == duckdb.ErrorTypeObjectSize) {
+		return guard.Refuse(contracts.RefuseResultTooLarge,
+			fmt.Sprintf("the statement needs more memory than DuckDB may use here (memory_limit %d MiB, shared by this connection's reads): %s", e.limit>>20, de.Msg),
+			"aggregate over fewer rows, build shorter values (substr(), length() of long text), or add a WHERE that reads less")
+	}
+	return classify(err, timeout)
 }
 
 // engineAgrees asks DuckDB itself, through the driver's single-statement
@@ -355,9 +391,13 @@ func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rows
 // statement but the last of a multi-statement text; this one refuses them.)
 // A statement DuckDB fails to bind (a missing column, say) is the database's
 // error, classified; anything else the driver refuses is an engine_parse
-// refusal.
-func engineAgrees(conn *sql.Conn, stmt string, timeout time.Duration) error {
-	var verdict error
+// refusal. It returns the statement's columns as the prepare names and types
+// them (preparedColumns: nil when a parameter leaves them untyped).
+func engineAgrees(conn *sql.Conn, stmt string, timeout time.Duration) ([]column, error) {
+	var (
+		verdict error
+		cols    []column
+	)
 	err := conn.Raw(func(dc any) error {
 		c, ok := dc.(*duckdb.Conn)
 		if !ok {
@@ -386,11 +426,13 @@ func engineAgrees(conn *sql.Conn, stmt string, timeout time.Duration) error {
 		if t != duckdb.STATEMENT_TYPE_SELECT {
 			verdict = guard.Refuse(contracts.RefuseEngineParse,
 				fmt.Sprintf("DuckDB reads this as a statement of type %d, not a SELECT", t), "send one plain SELECT")
+			return nil
 		}
-		return nil
+		cols, err = preparedColumns(s)
+		return err
 	})
 	if err != nil {
-		return classify(err, timeout)
+		return nil, classify(err, timeout)
 	}
-	return verdict
+	return cols, verdict
 }
