@@ -99,6 +99,9 @@ m readable-prefix-match ./pkg/guard/ 'TestReadablePatternsFollowEngineNames|Test
 	pkg/guard/names.go 'return canon(n.text) == canon(s)' 'return strings.HasPrefix(canon(s), canon(n.text))'
 m fence-nfkd-removed ./pkg/fence/ '.' - \
 	pkg/fence/fence.go 'if d := norm.NFKD.Properties(k.buf).Decomposition(); d != nil {' 'if d := norm.NFKD.Properties(k.buf).Decomposition(); false && d != nil {'
+m fence-wrap-removed ./services/sonde/e2e/ 'TestResumeAfterOrchestratorStopsMidStep' - \
+	services/executor/render.go 'b.WriteString(fence.Wrap("rows read from connection "+connID, body.String()))' 'b.WriteString(body.String())' \
+	services/executor/render.go 'b.WriteString(fence.Wrap("schema read from connection "+connID, body.String()))' 'b.WriteString(body.String())'
 m sqlite-symlink-allowed ./services/executor/internal/sqlite/ 'TestSymlinkRefused' - \
 	services/executor/internal/sqlite/engine.go 'if fi.Mode()&os.ModeSymlink != 0 {' 'if false && fi.Mode()&os.ModeSymlink != 0 {'
 m sqlite-authorizer-allows-writes ./services/executor/internal/sqlite/ 'TestAuthorizerAloneRefusesWrites|TestEngineConnectionsCarryAuthorizer' - \

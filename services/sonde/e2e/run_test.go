@@ -249,15 +249,27 @@ func TestResumeAfterOrchestratorStopsMidStep(t *testing.T) {
 	if seen[step] != 0 {
 		t.Fatalf("the executor received the interrupted statement %d times, want never", seen[step])
 	}
-	// What the model read is fenced: as many closing markers as openings.
+	// What the model read is fenced: as many closing markers as openings,
+	// and at least one of each once a tool result is in the transcript (so
+	// the check cannot pass as 0 == 0 with fencing gone).
+	results := 0
 	for _, req := range modelRequests(s) {
 		all := ""
 		for _, m := range req.Messages {
 			all += m.Content
+			if m.Role == "tool" {
+				results++
+			}
 		}
 		if o, cl := strings.Count(all, fence.Open), fence.CountClosers(all); o != cl {
 			t.Fatalf("transcript opens %d fences and closes %d", o, cl)
 		}
+		if results > 0 && strings.Count(all, fence.Open) == 0 {
+			t.Fatal("a transcript with tool results opens no fence: database text reaches the model unfenced")
+		}
+	}
+	if results == 0 {
+		t.Fatal("no transcript carried a tool result: the fence check above checked nothing")
 	}
 }
 

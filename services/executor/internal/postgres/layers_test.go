@@ -122,19 +122,24 @@ func TestReadOnlyTransactionAlone(t *testing.T) {
 		}
 		// The control: the same pool's session writes inside a plain BEGIN
 		// (an UPDATE: a rolled-back INSERT would still move the sequence).
-		c, err := e.pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pc := c.Conn().PgConn()
-		if err := control(ctx, pc, "BEGIN"); err != nil {
-			t.Fatal(err)
-		}
-		_, werr := query(ctx, c.Conn(), readOnlyTxWrites[1], nil, rowset.Limits{MaxRows: 10, MaxBytes: 1 << 10})
-		if err := control(ctx, pc, "ROLLBACK"); err != nil {
-			t.Fatal(err)
-		}
-		c.Release()
+		werr := func() error {
+			c, err := e.pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Released on every path: a pool closed with a connection still
+			// out waits for it, and a failure would hang the suite.
+			defer c.Release()
+			pc := c.Conn().PgConn()
+			if err := control(ctx, pc, "BEGIN"); err != nil {
+				t.Fatal(err)
+			}
+			_, werr := query(ctx, c.Conn(), readOnlyTxWrites[1], nil, rowset.Limits{MaxRows: 10, MaxBytes: 1 << 10})
+			if err := control(ctx, pc, "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+			return werr
+		}()
 		if werr != nil {
 			t.Fatalf("%s: the control write in a plain BEGIN failed (%v): the session is not read-write, so the test proves nothing", who.name, werr)
 		}

@@ -232,6 +232,9 @@ func TestCommitInsertCannotWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Released on every path: a pool closed with a connection still out
+	// waits for it, and a failure below would hang the suite.
+	defer c.Release()
 	_, err = query(ctx, c.Conn(), commitInsert, nil, rowset.Limits{MaxRows: 10, MaxBytes: 1 << 10})
 	if d := classify(ctx, err); d.Class != contracts.DBSyntax {
 		t.Fatalf("query(COMMIT; INSERT) outside a transaction: %+v, want syntax", d)
@@ -242,7 +245,6 @@ func TestCommitInsertCannotWrite(t *testing.T) {
 	if d := classify(ctx, err); d.Class != contracts.DBPermission || !strings.Contains(d.Message, "25006") {
 		t.Fatalf("lone INSERT on a pooled session: %+v, want 25006 read-only", d)
 	}
-	c.Release()
 	// A lone COMMIT ends the read-only transaction, and nothing else is sent.
 	if _, err := owner.run(ctx, "COMMIT", nil, req("", contracts.ProfileInspect)); err != nil {
 		t.Fatalf("run(COMMIT): %v", err)
