@@ -115,6 +115,8 @@ m postgres-begin-read-write ./services/executor/internal/postgres/ 'TestReadOnly
 m postgres-max-body-len-removed ./services/executor/internal/postgres/ 'TestLargeValueBoundedWhileReading' pg \
 	services/executor/internal/postgres/run.go 'pc.Frontend().SetMaxBodyLen(bodyLimit(e.opMem, req.Limits))' '_ = bodyLimit(e.opMem, req.Limits)' \
 	services/executor/internal/postgres/engine.go 'cc.MaxProtocolMessageBodyLen = int(min(operationMemory(o), math.MaxInt32))' 'cc.MaxProtocolMessageBodyLen = 0 * int(min(operationMemory(o), math.MaxInt32))'
+m postgres-read-body-len-widened ./services/executor/internal/postgres/ 'TestEachReadNarrowsTheWireBound' pg \
+	services/executor/internal/postgres/run.go 'pc.Frontend().SetMaxBodyLen(bodyLimit(e.opMem, req.Limits))' 'pc.Frontend().SetMaxBodyLen(int(e.opMem))'
 
 # ---------------------------------------------------------------------------
 

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/sondehq/sonde/contracts"
 	pgguard "github.com/sondehq/sonde/pkg/guard/postgres"
+	"github.com/sondehq/sonde/pkg/guard/postgres/postgrestest"
+	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
@@ -333,5 +335,35 @@ func TestCancelStopsAtServer(t *testing.T) {
 	}
 	if n := e.pool.Stat().NewConnsCount(); n != conns {
 		t.Fatalf("the cancel cost a connection (%d opened, then %d)", conns, n)
+	}
+}
+
+// TestEachReadNarrowsTheWireBound pins the per-read bound on its own: with
+// a connection-level bound far above the value (1 GiB of OperationMemory), a
+// 32 MB value under the agent profile is still stopped from its message
+// header, because each read narrows the wire's bound to what its result
+// limits could use.
+func TestEachReadNarrowsTheWireBound(t *testing.T) {
+	s := testServer(t)
+	p := postgrestest.Policy()
+	e, err := New(context.Background(), connections.Connection{
+		ID: "pg-wide", Engine: contracts.EnginePostgres, DSN: s.ownerDSN, AgentDSN: s.agentDSN,
+		Readable: p.Readable, LargeTables: p.LargeTables,
+	}, engine.Options{OperationMemory: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = e.Read(context.Background(), req("SELECT repeat('x', 32000000) AS v", contracts.ProfileAgentReadOnly))
+	runtime.ReadMemStats(&after)
+	var tooLarge *rowset.TooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.By != rowset.ByBytes {
+		t.Fatalf("agent: %v (%T), want *rowset.TooLargeError by bytes", err, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Fatalf("reading one 32 MB value allocated %d MB: the read's own bound did not apply on the wire", grew>>20)
 	}
 }
