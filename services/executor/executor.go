@@ -31,6 +31,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/artifacts"
+	"github.com/sondehq/sonde/pkg/inflight"
 	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/internal/duckdb"
@@ -160,11 +161,10 @@ type Service struct {
 	svc       micro.Service
 	nc        *nats.Conn
 	cancelSub *nats.Subscription
-	stopped   bool            // Stop began: no new request is taken
-	closed    bool            // the drain grace is over: nothing more is served
-	running   int             // operations in flight
-	idle      chan struct{}   // closed when running drops to zero
-	base      context.Context // ends when Stop gives up waiting
+	stopped   bool             // Stop began: no new request is taken
+	closed    bool             // the drain grace is over: nothing more is served
+	inflight  inflight.Counter // operations in flight
+	base      context.Context  // ends when Stop gives up waiting
 	cancel    context.CancelFunc
 
 	// pubMu orders descriptor publications, so the last one written is
@@ -407,48 +407,12 @@ func (s *Service) enter(delivered bool) bool {
 	if s.closed || s.stopped && !delivered {
 		return false
 	}
-	s.running++
+	s.inflight.Add()
 	return true
 }
 
 // leave counts one operation less in flight.
-func (s *Service) leave() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.running--
-	if s.running == 0 && s.idle != nil {
-		close(s.idle)
-		s.idle = nil
-	}
-}
-
-// waitIdle waits until no operation is in flight, or until timeout passes
-// (negative: no limit); it reports whether none is.
-func (s *Service) waitIdle(timeout time.Duration) bool {
-	var expired <-chan time.Time
-	if timeout >= 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	for {
-		s.mu.Lock()
-		if s.running == 0 {
-			s.mu.Unlock()
-			return true
-		}
-		if s.idle == nil {
-			s.idle = make(chan struct{})
-		}
-		idle := s.idle
-		s.mu.Unlock()
-		select {
-		case <-idle:
-		case <-expired:
-			return false
-		}
-	}
-}
+func (s *Service) leave() { s.inflight.Done() }
 
 // run is Exec's work once the operation is counted in flight.
 func (s *Service) run(ctx context.Context, op contracts.ExecOp, req contracts.ExecRequest) contracts.ExecReply {

@@ -192,14 +192,14 @@ func (s *Service) Stop() error {
 			s.log.Warn("flush on stop", "err", ferr)
 		}
 	}
-	if !s.waitIdle(max(s.grace, 0)) {
+	if !s.inflight.Wait(max(s.grace, 0)) {
 		s.log.Warn("drain grace over; cancelling the operations still running", "grace", s.grace)
 	}
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
-	s.waitIdle(-1)
+	s.inflight.Wait(-1)
 	if cancelSub != nil {
 		_ = cancelSub.Unsubscribe()
 	}

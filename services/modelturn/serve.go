@@ -84,7 +84,7 @@ func (s *Service) Stop() {
 		if svc != nil {
 			_ = svc.Stop()
 		}
-		if !s.waitIdle(s.drain) {
+		if !s.inflight.Wait(max(s.drain, 0)) {
 			s.log.Warn("drain timeout: cancelling the model turns still in flight", "timeout", s.drain)
 		}
 		s.mu.Lock()
@@ -93,7 +93,7 @@ func (s *Service) Stop() {
 		if cancel != nil {
 			cancel()
 		}
-		s.wg.Wait()
+		s.inflight.Wait(-1)
 		if s.replay != nil {
 			_ = s.replay.Close()
 		}
@@ -107,44 +107,12 @@ func (s *Service) begin() bool {
 	if s.stopped {
 		return false
 	}
-	s.active++
-	s.wg.Add(1)
+	s.inflight.Add()
 	return true
 }
 
 // end counts one request done.
-func (s *Service) end() {
-	s.mu.Lock()
-	s.active--
-	if s.active == 0 && s.idle != nil {
-		close(s.idle)
-		s.idle = nil
-	}
-	s.mu.Unlock()
-	s.wg.Done()
-}
-
-// waitIdle waits until no request is in flight, at most timeout.
-func (s *Service) waitIdle(timeout time.Duration) bool {
-	s.mu.Lock()
-	if s.active == 0 {
-		s.mu.Unlock()
-		return true
-	}
-	if s.idle == nil {
-		s.idle = make(chan struct{})
-	}
-	idle := s.idle
-	s.mu.Unlock()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-idle:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (s *Service) end() { s.inflight.Done() }
 
 // handleTurn answers one turn request on a goroutine of its own, so that a
 // slow model call does not hold up the next request; at most

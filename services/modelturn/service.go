@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/demoscript"
+	"github.com/sondehq/sonde/pkg/inflight"
 	"github.com/sondehq/sonde/pkg/modeltest"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/services/modelturn/internal/anthropicmsg"
@@ -84,14 +85,11 @@ type Service struct {
 	svc     micro.Service
 	ctx     context.Context
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
 	sem     chan struct{}
 	stopped bool
 	once    sync.Once
-	// active counts the turns and probes in flight; idle is closed when it
-	// falls to zero while Stop waits.
-	active int
-	idle   chan struct{}
+	// inflight counts the turns and probes being served, so Stop can drain.
+	inflight inflight.Counter
 }
 
 // New validates cfg and builds the service. An empty Provider yields a
