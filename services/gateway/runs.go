@@ -244,7 +244,8 @@ func joinWorkflows() string {
 	return strings.Join(s, ", ")
 }
 
-// checkConnection refuses a connection id no executor has published.
+// checkConnection refuses a connection id no executor has published, and
+// one its executor cannot open now: a run started there could read nothing.
 func (g *Gateway) checkConnection(ctx context.Context, id string) error {
 	unknown := badRequest(contracts.CodeUnknownConnection,
 		fmt.Sprintf("no connection %q is known to this server", id),
@@ -257,13 +258,19 @@ func (g *Gateway) checkConnection(ctx context.Context, id string) error {
 		g.log.Warn("connections bucket unavailable", "err", err)
 		return unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
 	}
-	_, err = kv.Get(ctx, id)
+	e, err := kv.Get(ctx, id)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
 		return unknown
 	case err != nil:
 		g.log.Warn("connection lookup failed", "connection", id, "err", err)
 		return unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
+	}
+	var d contracts.ConnectionDescriptor
+	if err := json.Unmarshal(e.Value(), &d); err == nil && d.Status == contracts.ConnectionUnavailable {
+		return fail(http.StatusServiceUnavailable, contracts.RefuseConnectionUnavailable,
+			fmt.Sprintf("connection %q is unavailable: %s", id, d.Reason),
+			"check that the database is up and reachable; start the run once GET "+api.PathConnections+" shows it available")
 	}
 	return nil
 }

@@ -100,6 +100,13 @@ func TestServeStartsWithADatabaseDown(t *testing.T) {
 	if res, err := c.Query(ctx, api.QueryRequest{ConnectionID: "demo", SQL: "SELECT count(*) AS n FROM orders"}); err != nil || res.RowCount != 1 {
 		t.Errorf("read on demo: %+v %v", res, err)
 	}
+	// A run cannot start where nothing could be read: refused with the
+	// reason, retryable, and no run is created.
+	_, err = c.StartRun(ctx, api.StartRunRequest{Objective: "why?", ConnectionID: "down"})
+	if !errors.As(err, &apiErr) || apiErr.Code != contracts.RefuseConnectionUnavailable || apiErr.Status != http.StatusServiceUnavailable ||
+		!strings.Contains(apiErr.Message, "refused the connection") {
+		t.Errorf("run start on the unavailable connection: %v", err)
+	}
 
 	// The file appears: the executor opens it on its next attempt.
 	if err := demodb.Ensure(later); err != nil {
