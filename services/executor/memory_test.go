@@ -1,68 +1,17 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/memtest"
 	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/services/executor/connections"
 )
-
-// rss returns the process's resident set size in bytes, from /proc.
-func rss(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		t.Skipf("no /proc/self/statm: %v", err)
-	}
-	fields := bytes.Fields(data)
-	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pages * int64(os.Getpagesize())
-}
-
-// peakRSS samples the resident set size while fn runs and returns how far
-// above its level before fn it rose.
-func peakRSS(t *testing.T, fn func()) int64 {
-	t.Helper()
-	runtime.GC()
-	debug.FreeOSMemory()
-	base := rss(t)
-	var peak atomic.Int64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if r := rss(t); r > peak.Load() {
-				peak.Store(r)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	<-sampled
-	return peak.Load() - base
-}
 
 // TestMemoryBudgetHoldsUnderWideValues: eight operations at once, each
 // reading one 500 MB value (100 MB on PostgreSQL, whose server must build
@@ -109,7 +58,7 @@ func TestMemoryBudgetHoldsUnderWideValues(t *testing.T) {
 					t.Fatalf("connection: %+v", d[0])
 				}
 				replies := make([]contracts.ExecReply, MaxConcurrentReads)
-				grew := peakRSS(t, func() {
+				grew := memtest.ResidentGrowth(t, func() {
 					var wg sync.WaitGroup
 					for i := range MaxConcurrentReads {
 						wg.Go(func() {

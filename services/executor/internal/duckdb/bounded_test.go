@@ -1,68 +1,20 @@
 package duckdb
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/memtest"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
-
-// residentBytes is the process's resident set size, from /proc.
-func residentBytes(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		t.Skipf("no /proc/self/statm: %v", err)
-	}
-	pages, err := strconv.ParseInt(string(bytes.Fields(data)[1]), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pages * int64(os.Getpagesize())
-}
-
-// residentGrowth samples the resident set size every millisecond while fn
-// runs and returns how far it rose above its level before.
-func residentGrowth(t *testing.T, fn func()) int64 {
-	t.Helper()
-	runtime.GC()
-	debug.FreeOSMemory()
-	base := residentBytes(t)
-	var peak atomic.Int64
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if r := residentBytes(t); r > peak.Load() {
-				peak.Store(r)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	<-sampled
-	return peak.Load() - base
-}
 
 // A thousand values of 1 MB each, every one under the guard's cap on a
 // built value: a gigabyte of result.
@@ -86,7 +38,7 @@ func TestWideResultMemoryBoundedWhileRead(t *testing.T) {
 	const most = 64 << 20
 
 	var refusedErr error
-	grew := residentGrowth(t, func() { _, refusedErr = e.Read(context.Background(), read(wideResult)) })
+	grew := memtest.ResidentGrowth(t, func() { _, refusedErr = e.Read(context.Background(), read(wideResult)) })
 	t.Logf("agent profile: grew %d MiB", grew>>20)
 	var tooLarge *rowset.TooLargeError
 	if !errors.As(refusedErr, &tooLarge) || tooLarge.By != rowset.ByBytes {
@@ -101,7 +53,7 @@ func TestWideResultMemoryBoundedWhileRead(t *testing.T) {
 	// columns are read from a result of no rows, and the bound holds alike.
 	param := read("SELECT ?::VARCHAR AS k, repeat('x', 1000000) AS v FROM range(1000)")
 	param.Params = []any{"k"}
-	grew = residentGrowth(t, func() { _, refusedErr = e.Read(context.Background(), param) })
+	grew = memtest.ResidentGrowth(t, func() { _, refusedErr = e.Read(context.Background(), param) })
 	t.Logf("agent profile, with a parameter: grew %d MiB", grew>>20)
 	if !errors.As(refusedErr, &tooLarge) || tooLarge.By != rowset.ByBytes {
 		t.Errorf("with a parameter: %v, want too large by bytes", refusedErr)
@@ -113,7 +65,7 @@ func TestWideResultMemoryBoundedWhileRead(t *testing.T) {
 	inspect := read(wideResult)
 	inspect.Limits = rowset.Limits{MaxRows: 200, MaxBytes: 1 << 20, Truncate: true}
 	var res engine.Result
-	grew = residentGrowth(t, func() { res, err = e.Read(context.Background(), inspect) })
+	grew = memtest.ResidentGrowth(t, func() { res, err = e.Read(context.Background(), inspect) })
 	t.Logf("inspect profile: grew %d MiB", grew>>20)
 	if err != nil || res.Rows == nil || !res.Rows.Truncated || res.Rows.TruncatedBy[0] != rowset.ByBytes ||
 		len(res.Rows.Rows) != 1 || len(res.Rows.Rows[0][0].(string)) != 1000000 {
@@ -124,7 +76,7 @@ func TestWideResultMemoryBoundedWhileRead(t *testing.T) {
 	}
 
 	errs := make([]error, MaxConns)
-	grew = residentGrowth(t, func() {
+	grew = memtest.ResidentGrowth(t, func() {
 		var wg sync.WaitGroup
 		for i := range errs {
 			wg.Go(func() { _, errs[i] = e.Read(context.Background(), read(wideResult)) })
