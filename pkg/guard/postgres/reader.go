@@ -58,39 +58,37 @@ var _ guard.Reader = Reader{}
 const DefaultSchema = "public"
 
 // Read parses sql and returns its neutral shape, or the refusal.
-func (Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
+func (r Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
+	st, _, ref := r.ReadUses(sql)
+	return st, ref
+}
+
+// ReadUses is Read that also returns what the statement calls, from the
+// same parse: the executor checks those names against the live catalog
+// inside the read's transaction.
+func (Reader) ReadUses(sql string) (*guard.Statement, Uses, *contracts.Refusal) {
 	if ref := guard.CheckShape(sql, guard.LexPostgres); ref != nil { // before any native parser: docs/guard.md
-		return nil, ref
+		return nil, Uses{}, ref
 	}
 	if strings.IndexByte(sql, 0) >= 0 {
-		return nil, guard.Refuse(contracts.RefuseUnparsable, "the query holds a NUL byte",
+		return nil, Uses{}, guard.Refuse(contracts.RefuseUnparsable, "the query holds a NUL byte",
 			"send the query as plain text")
 	}
 	tree, err := pg_query.Parse(sql)
 	if err != nil {
-		return nil, guard.Refuse(contracts.RefuseUnparsable,
+		return nil, Uses{}, guard.Refuse(contracts.RefuseUnparsable,
 			"PostgreSQL cannot read the query: "+err.Error(), unparsableFix(sql))
 	}
 	w, raw, ref := walkTree(tree)
 	if ref != nil {
-		return nil, ref
+		return nil, Uses{}, ref
 	}
 	canonical, err := pg_query.Deparse(&pg_query.ParseResult{Version: tree.Version, Stmts: []*pg_query.RawStmt{{Stmt: raw.Stmt}}})
 	if err != nil {
-		return nil, guard.Refuse(contracts.RefuseUnsupported, "the guard cannot write the statement back: "+err.Error(),
+		return nil, Uses{}, guard.Refuse(contracts.RefuseUnsupported, "the guard cannot write the statement back: "+err.Error(),
 			"write the query more plainly")
 	}
-	return &guard.Statement{Text: text(sql, raw), Canonical: canonical, Scopes: w.scopes, Names: guard.NamesExact}, nil
-}
-
-// walk parses and reads a statement Read has accepted.
-func walk(sql string) (*walker, *contracts.Refusal) {
-	tree, err := pg_query.Parse(sql)
-	if err != nil {
-		return nil, guard.Refuse(contracts.RefuseUnparsable, "PostgreSQL cannot read the query: "+err.Error(), unparsableFix(sql))
-	}
-	w, _, ref := walkTree(tree)
-	return w, ref
+	return &guard.Statement{Text: text(sql, raw), Canonical: canonical, Scopes: w.scopes, Names: guard.NamesExact}, w.uses, nil
 }
 
 // walkTree reads a parse tree that must hold one SELECT.

@@ -278,11 +278,10 @@ func TestAttributeNotation(t *testing.T) {
 }
 
 func TestUses(t *testing.T) {
-	st := read(t, `SELECT lower(c.name), c.x, s.y, (c.id).z, public.customers.w, o.id + 1,
+	_, u, ref := postgres.Reader{}.ReadUses(`SELECT lower(c.name), c.x, s.y, (c.id).z, public.customers.w, o.id + 1,
 	        (SELECT count(*) FROM orders o2 WHERE o2.customer_id = c.id AND c.v BETWEEN 1 AND 2)
 	   FROM customers c JOIN public.customers ON true, (SELECT 1 AS y) s, orders o
 	  ORDER BY 1 USING <`)
-	u, ref := postgres.UsesOf(st)
 	if ref != nil {
 		t.Fatal(ref)
 	}

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
 )
 
@@ -14,7 +13,7 @@ import (
 // The guard checks them against the allowlist and PostgreSQL's built-ins; the
 // executor checks them again against the live server's catalog, where a
 // user-defined function or operator of one of these names would be the one
-// that runs (UsesOf).
+// that runs (Reader.ReadUses).
 type Uses struct {
 	// Functions are the names of the functions called, without schema.
 	Functions []string
@@ -58,16 +57,6 @@ func (u *Uses) addAttribute(a Attribute) {
 	if !slices.Contains(u.Attributes, a) {
 		u.Attributes = append(u.Attributes, a)
 	}
-}
-
-// UsesOf returns what st calls. st must come from Reader.Read, which has
-// already refused whatever the guard refuses; its Text is read again.
-func UsesOf(st *guard.Statement) (Uses, *contracts.Refusal) {
-	w, ref := walk(st.Text)
-	if ref != nil {
-		return Uses{}, ref
-	}
-	return w.uses, nil
 }
 
 // resolve turns the attribute references into Attributes, now that every

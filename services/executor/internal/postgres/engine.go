@@ -38,7 +38,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
 	pgguard "github.com/sondehq/sonde/pkg/guard/postgres"
 	"github.com/sondehq/sonde/services/executor/connections"
@@ -169,23 +168,19 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// Check guards one statement under the connection's policy.
-func (e *Engine) Check(sql string) (*guard.Statement, *contracts.Refusal) {
-	return guard.Check(pgguard.Reader{}, sql, e.policy)
-}
-
 // Read guards req.SQL and runs what passes, the text as sent without
 // trailing semicolons, with req.Params bound separately.
 func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, error) {
-	st, ref := e.Check(req.SQL)
+	// One parse serves the guard's rules and the catalog check of what the
+	// statement calls.
+	st, uses, ref := pgguard.Reader{}.ReadUses(req.SQL)
+	if ref == nil {
+		ref = guard.Apply(st, e.policy)
+	}
 	if ref != nil {
 		return engine.Result{}, ref
 	}
 	if ref := req.Repeated(st.Fingerprint()); ref != nil {
-		return engine.Result{}, ref
-	}
-	uses, ref := pgguard.UsesOf(st)
-	if ref != nil {
 		return engine.Result{}, ref
 	}
 	res, err := e.runChecked(ctx, st.Text, req.Params, req, &uses)
