@@ -35,28 +35,17 @@ type Attribute struct {
 	Schema, Table string
 }
 
-func (u *Uses) addFunction(name string) {
-	if !slices.Contains(u.Functions, name) {
-		u.Functions = append(u.Functions, name)
-	}
-}
+func (u *Uses) addFunction(name string)  { u.Functions = appendNew(u.Functions, name) }
+func (u *Uses) addOperator(op string)    { u.Operators = appendNew(u.Operators, op) }
+func (u *Uses) addCast(name string)      { u.Casts = appendNew(u.Casts, name) }
+func (u *Uses) addAttribute(a Attribute) { u.Attributes = appendNew(u.Attributes, a) }
 
-func (u *Uses) addOperator(op string) {
-	if !slices.Contains(u.Operators, op) {
-		u.Operators = append(u.Operators, op)
+// appendNew appends v unless s already holds it.
+func appendNew[T comparable](s []T, v T) []T {
+	if slices.Contains(s, v) {
+		return s
 	}
-}
-
-func (u *Uses) addCast(name string) {
-	if !slices.Contains(u.Casts, name) {
-		u.Casts = append(u.Casts, name)
-	}
-}
-
-func (u *Uses) addAttribute(a Attribute) {
-	if !slices.Contains(u.Attributes, a) {
-		u.Attributes = append(u.Attributes, a)
-	}
+	return append(s, v)
 }
 
 // resolve turns the attribute references into Attributes, now that every
