@@ -25,6 +25,7 @@ import (
 	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/executor"
 	"github.com/sondehq/sonde/services/gateway/api"
+	"github.com/sondehq/sonde/services/gateway/client"
 	"github.com/sondehq/sonde/services/modelturn"
 	"github.com/sondehq/sonde/services/orchestrator"
 	"github.com/sondehq/sonde/services/sonde/internal/stacktest"
@@ -425,15 +426,7 @@ func contextStatements(es []contracts.Entry) int {
 // itself, and the model never sees the refusal.
 func faultExecutorBusyWaitedOut(t *testing.T) {
 	const q = "SELECT COUNT(*) AS n FROM products"
-	inTurn := make(chan struct{})
-	proceed := make(chan struct{})
-	var once sync.Once
-	script := modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
-		if req.AssistantTurns() == 0 {
-			once.Do(func() { close(inTurn); <-proceed })
-		}
-		return readThenReport(q)(req)
-	})
+	script, inTurn, proceed := heldFirstTurn(q)
 	s := stacktest.Start(t, stacktest.Options{Script: script,
 		Executor:     func(c *executor.Config) { c.BusyWait = 100 * time.Millisecond },
 		Orchestrator: orchestrator.Config{AbsenceGrace: 20 * time.Second},
@@ -466,15 +459,7 @@ func faultExecutorBusyWaitedOut(t *testing.T) {
 // finishes), and the run waits out the absence until a new replica is up.
 func faultModelturnDrainsAndRestarts(t *testing.T) {
 	const q = "SELECT COUNT(*) AS n FROM order_items"
-	inTurn := make(chan struct{})
-	proceed := make(chan struct{})
-	var once sync.Once
-	script := modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
-		if req.AssistantTurns() == 0 {
-			once.Do(func() { close(inTurn); <-proceed })
-		}
-		return readThenReport(q)(req)
-	})
+	script, inTurn, proceed := heldFirstTurn(q)
 	s := stacktest.Start(t, stacktest.Options{Script: script,
 		Orchestrator: orchestrator.Config{AbsenceGrace: 20 * time.Second}})
 	c := s.Client("")
@@ -489,27 +474,13 @@ func faultModelturnDrainsAndRestarts(t *testing.T) {
 	time.Sleep(time.Second) // nobody serves turns for a while
 	s.StartModelTurn(t, s.NATS.Connect())
 
-	es := stacktest.Follow(t, c, started.RunID)
-	ok := answered(es)
-	figures.run(t, es, ok)
-	if !ok {
-		rec := ledger.Fold(started.RunID, es)
-		t.Fatalf("the run ended %s/%s (%s): %v", rec.Status, rec.Reason, rec.Detail, kinds(es))
-	}
+	requireAnswered(t, c, started.RunID)
 }
 
 // Item 14: an executor restarts while a run needs it; the run waits it out.
 func faultExecutorRestarts(t *testing.T) {
 	const q = "SELECT COUNT(*) AS n FROM customers"
-	inTurn := make(chan struct{})
-	proceed := make(chan struct{})
-	var once sync.Once
-	script := modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
-		if req.AssistantTurns() == 0 {
-			once.Do(func() { close(inTurn); <-proceed })
-		}
-		return readThenReport(q)(req)
-	})
+	script, inTurn, proceed := heldFirstTurn(q)
 	s := stacktest.Start(t, stacktest.Options{Script: script,
 		Orchestrator: orchestrator.Config{AbsenceGrace: 20 * time.Second}})
 	c := s.Client("")
@@ -523,26 +494,14 @@ func faultExecutorRestarts(t *testing.T) {
 	time.Sleep(time.Second) // the read finds no executor for a while
 	s.StartExecutor(t, s.NATS.Connect())
 
-	es := stacktest.Follow(t, c, started.RunID)
-	ok := answered(es)
-	figures.run(t, es, ok)
-	if !ok {
-		rec := ledger.Fold(started.RunID, es)
-		t.Fatalf("the run ended %s/%s (%s): %v", rec.Status, rec.Reason, rec.Detail, kinds(es))
-	}
+	requireAnswered(t, c, started.RunID)
 }
 
 // Item 14: a modelturn that stays away past the grace fails the run with
 // model-unavailable and a sentence that names the absence, not the LLM_*
 // settings.
 func faultModelturnGoneForGood(t *testing.T) {
-	inTurn := make(chan struct{})
-	proceed := make(chan struct{})
-	var once sync.Once
-	script := modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
-		once.Do(func() { close(inTurn); <-proceed })
-		return readThenReport("SELECT 1 AS one")(req)
-	})
+	script, inTurn, proceed := heldFirstTurn("SELECT 1 AS one")
 	s := stacktest.Start(t, stacktest.Options{Script: script,
 		Orchestrator: orchestrator.Config{AbsenceGrace: 300 * time.Millisecond}})
 	c := s.Client("")
@@ -938,5 +897,31 @@ func faultCancelStopsTheStatement(t *testing.T) {
 	figures.run(t, es, ok)
 	if !ok {
 		t.Fatalf("run %s; the statement answered %s after the cancel", rec.Status, took)
+	}
+}
+
+// heldFirstTurn scripts a run that reads q and reports. Its first turn says
+// so on inTurn and then waits until proceed is closed, so a test can stop a
+// service while a turn is in flight.
+func heldFirstTurn(q string) (script modeltest.Script, inTurn, proceed chan struct{}) {
+	inTurn, proceed = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	script = modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
+		once.Do(func() { close(inTurn); <-proceed })
+		return readThenReport(q)(req)
+	})
+	return script, inTurn, proceed
+}
+
+// requireAnswered follows a run to its end, counts it in the suite's
+// figures, and fails the test unless it answered.
+func requireAnswered(t *testing.T, c *client.Client, runID string) {
+	t.Helper()
+	es := stacktest.Follow(t, c, runID)
+	ok := answered(es)
+	figures.run(t, es, ok)
+	if !ok {
+		rec := ledger.Fold(runID, es)
+		t.Fatalf("the run ended %s/%s (%s): %v", rec.Status, rec.Reason, rec.Detail, kinds(es))
 	}
 }
