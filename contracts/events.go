@@ -122,8 +122,15 @@ type RunStarted struct {
 	Engine        Engine       `json:"engine,omitempty"`
 	Actor         Actor        `json:"actor"`
 	PreviousRunID string       `json:"previousRunId,omitempty"`
-	AutoExecute   bool         `json:"autoExecute,omitempty"`
-	Budget        Budget       `json:"budget"`
+	// ConnectionIdentity fingerprints the database the connection reached
+	// when the run started (ConnectionDescriptor.Identity): conversations and
+	// reused captures are checked against it, not against the id.
+	ConnectionIdentity string `json:"connectionIdentity,omitempty"`
+	// Thread is the conversation the run belongs to; nil on runs recorded
+	// before conversations existed.
+	Thread      *Thread `json:"thread,omitempty"`
+	AutoExecute bool    `json:"autoExecute,omitempty"`
+	Budget      Budget  `json:"budget"`
 	// Tools are the tools this run's mode and workflow offer the model.
 	Tools []string `json:"tools"`
 }
@@ -154,10 +161,28 @@ type DriverResolved struct {
 // ContextCaptured records the schema inventory the server read before the
 // first turn. It is citable as {"source":"context-snapshot","fingerprint":…}.
 type ContextCaptured struct {
-	Fingerprint   string `json:"fingerprint"`
+	Fingerprint string `json:"fingerprint"`
+	// CorrelationID names the artifact the inventory is stored in, under
+	// InventoryRunID's run (this run's, unless the capture was reused).
 	CorrelationID string `json:"correlationId,omitempty"`
-	Tables        int    `json:"tables"`
-	Statements    int    `json:"statements"`
+	// InventoryRunID is the run whose capture this one reuses; empty when
+	// this run read the inventory itself.
+	InventoryRunID string `json:"inventoryRunId,omitempty"`
+	// Tables counts the readable relations the inventory holds; Total the
+	// readable relations that exist (more when the capture was truncated).
+	Tables int `json:"tables"`
+	Total  int `json:"total,omitempty"`
+	// Packed counts the relations named in Text; the rest are announced by
+	// the omission notice.
+	Packed int `json:"packed,omitempty"`
+	// Unreadable counts relations left out by the readable patterns.
+	Unreadable int  `json:"unreadable,omitempty"`
+	Truncated  bool `json:"truncated,omitempty"`
+	// Statements and DurationMs are what the capture cost the run's
+	// statement and database-time budgets (0 when it reused an earlier
+	// run's capture).
+	Statements int   `json:"statements"`
+	DurationMs int64 `json:"durationMs,omitempty"`
 	// Text is the fenced rendering the model read.
 	Text string `json:"text"`
 }
@@ -168,6 +193,50 @@ type ContextUnavailable struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// Thread is the conversation a run belongs to, derived on the server from
+// the previous run's ledger when the run starts.
+type Thread struct {
+	// RootRunID is the conversation's first run; Position is this run's
+	// place in it (1 for a run of its own).
+	RootRunID string `json:"rootRunId"`
+	Position  int    `json:"position"`
+	// Chain lists the runs before this one, oldest first (at most
+	// MaxThreadSteps), each with its objective: every node carries its own
+	// prefix, so following the newest run yields the whole conversation.
+	Chain []ThreadStep `json:"chain,omitempty"`
+	// Context is the fenced block the model reads: the spine (earlier
+	// objectives) and the newest run's evidence, bounded.
+	Context string `json:"context,omitempty"`
+	// Omitted says what the bounds left out, in a sentence; empty when
+	// nothing was.
+	Omitted string `json:"omitted,omitempty"`
+	// Declined, when set, says the run proceeds without the conversation:
+	// "unavailable", "disabled" or "error"; DeclinedReason says why.
+	Declined       string `json:"declined,omitempty"`
+	DeclinedReason string `json:"declinedReason,omitempty"`
+}
+
+// ThreadStep is one earlier run of a conversation.
+type ThreadStep struct {
+	RunID     string `json:"runId"`
+	Objective string `json:"objective"`
+}
+
+// The bounds of a run's conversation context.
+const (
+	ThreadContextMaxChars   = 4000
+	ThreadSpineShare        = 0.75
+	MaxThreadSteps          = 20
+	ThreadObjectiveMaxChars = 200
+)
+
+// The reasons a thread is declined.
+const (
+	ThreadUnavailable = "unavailable"
+	ThreadDisabled    = "disabled"
+	ThreadError       = "error"
+)
+
 // StatementDrafted records a statement the model drafted for run_read_query,
 // with its canonical fingerprint (the repair ledger's key).
 type StatementDrafted struct {
@@ -177,11 +246,43 @@ type StatementDrafted struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-// PlanStatementDrafted records the statement a planning run hands the user.
+// PlanStatementDrafted records the statement a planning run hands the user:
+// read out of the model's final text, classified by the guard (never
+// executed, never blocked) and checked against the run's inventory.
 type PlanStatementDrafted struct {
+	Turn int    `json:"turn"`
 	SQL  string `json:"sql"`
-	Note string `json:"note,omitempty"`
+	// Dialect is the connection's engine id, the fence tag the statement
+	// was read from.
+	Dialect Engine `json:"dialect"`
+	// ReadOnly is the guard's classification; Refusal, when set, is what
+	// the guard would refuse it with (code, reason, fix).
+	ReadOnly bool     `json:"readOnly"`
+	Refusal  *Refusal `json:"refusal,omitempty"`
+	// Identifiers is the check of the names it reads against the inventory.
+	Identifiers IdentifierCheck `json:"identifiers"`
+	Note        string          `json:"note,omitempty"`
 }
+
+// IdentifierCheck is what comparing a drafted statement's names with the
+// run's inventory found. An empty Unknown list with Status "checked" means
+// nothing recognised was missing, never that the statement is sound.
+type IdentifierCheck struct {
+	// Status is "checked", "no-inventory" (the run captured none: nothing
+	// was compared) or "unread" (the guard could not read the statement).
+	Status           string   `json:"status"`
+	UnknownRelations []string `json:"unknownRelations,omitempty"`
+	UnknownColumns   []string `json:"unknownColumns,omitempty"`
+	// ColumnsChecked says whether columns were compared too.
+	ColumnsChecked bool `json:"columnsChecked"`
+}
+
+// The identifier check statuses.
+const (
+	IdentifiersChecked     = "checked"
+	IdentifiersNoInventory = "no-inventory"
+	IdentifiersUnread      = "unread"
+)
 
 // ToolCall identifies the model call a tool entry answers, so a resumed drive
 // can rebuild the transcript exactly.

@@ -25,6 +25,12 @@ const (
 	OpHandover   ExecOp = "handover"
 	OpDescribe   ExecOp = "describe"
 	OpTables     ExecOp = "tables"
+	// OpInventory reads the structured inventory (contracts.Inventory) of
+	// the connection's readable relations; the reply's artifact stores it.
+	OpInventory ExecOp = "inventory"
+	// OpCheck reads a statement with the guard and answers what it found
+	// (contracts.StatementCheck); nothing reaches the database.
+	OpCheck ExecOp = "check"
 )
 
 // Profile names the execution profile a statement runs under.
@@ -56,6 +62,16 @@ type ExecRequest struct {
 	// Schema and Table narrow a schema read; the executor writes the SQL.
 	Schema string `json:"schema,omitempty"`
 	Table  string `json:"table,omitempty"`
+	// Pattern narrows a schema or inventory read to relations whose name
+	// (or schema.name, when it holds a dot) matches it: '*' any run of
+	// characters, '?' one, case-insensitive.
+	Pattern string `json:"pattern,omitempty"`
+	// After continues a listing past the relation it names (the Next of the
+	// previous page).
+	After string `json:"after,omitempty"`
+	// MaxObjects bounds the relations of an inventory read; zero means
+	// DefaultInventoryObjects.
+	MaxObjects int `json:"maxObjects,omitempty"`
 	// TimeoutMs is the statement timeout the orchestrator granted, already
 	// clamped to what is left of the run.
 	TimeoutMs int64 `json:"timeoutMs"`
@@ -104,6 +120,10 @@ type ExecReply struct {
 	// Fingerprint is the guard's canonical fingerprint of a read's statement:
 	// layout, comments and keyword case normalised away, literals kept.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Inventory answers OpInventory (also stored whole in the artifact).
+	Inventory *Inventory `json:"inventory,omitempty"`
+	// Check answers OpCheck.
+	Check *StatementCheck `json:"check,omitempty"`
 }
 
 // Refusal is the guard's or a profile's refusal of a statement before it
@@ -169,6 +189,9 @@ type Artifact struct {
 	// Data holds the rows, each a list of values in column order. A BLOB is
 	// {"type":"blob","hex":…,"bytes":N}.
 	Data [][]any `json:"data"`
+	// Inventory is the structured inventory an OpInventory read stored;
+	// Data then lists its relations one per row.
+	Inventory *Inventory `json:"inventory,omitempty"`
 }
 
 // ArtifactKey is the object name of an artifact. Run-scoped so a caller who
@@ -189,6 +212,9 @@ type ConnectionDescriptor struct {
 	// Identity fingerprints engine, host, port, database and role, so two
 	// descriptors can be compared without revealing them.
 	Identity string `json:"identity"`
+	// Policy fingerprints the connection's readable patterns: a captured
+	// inventory is reused only under the policy it was read under.
+	Policy string `json:"policy,omitempty"`
 	// Demo marks the built-in demonstration database.
 	Demo bool `json:"demo,omitempty"`
 	// Status says whether the executor can serve the connection now; empty

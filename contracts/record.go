@@ -57,8 +57,11 @@ type Record struct {
 	ConnectionID  string       `json:"connectionId"`
 	Actor         Actor        `json:"actor"`
 	PreviousRunID string       `json:"previousRunId,omitempty"`
-	Budget        Budget       `json:"budget"`
-	Spent         BudgetSpent  `json:"spent"`
+	// Thread is the conversation the run belongs to (root run, position,
+	// and whether the previous run's context was declined).
+	Thread *Thread     `json:"thread,omitempty"`
+	Budget Budget      `json:"budget"`
+	Spent  BudgetSpent `json:"spent"`
 	// Usage sums the token usage of the run's model turns.
 	Usage Usage    `json:"usage"`
 	Tools []string `json:"tools"`
@@ -68,15 +71,20 @@ type Record struct {
 	Demo     bool   `json:"demo,omitempty"`
 	Drives   int    `json:"drives"`
 	// Context is the captured inventory's fingerprint, if any.
-	ContextFingerprint string        `json:"contextFingerprint,omitempty"`
-	Steps              []Step        `json:"steps"`
-	Report             []Claim       `json:"report,omitempty"`
-	StopReason         StopReason    `json:"stopReason,omitempty"`
-	Reason             FailureReason `json:"reason,omitempty"`
-	GoalVerdict        *GoalVerdict  `json:"goalVerdict,omitempty"`
-	Detail             string        `json:"detail,omitempty"`
-	StartedAt          time.Time     `json:"startedAt"`
-	FinishedAt         *time.Time    `json:"finishedAt,omitempty"`
+	ContextFingerprint string  `json:"contextFingerprint,omitempty"`
+	Steps              []Step  `json:"steps"`
+	Report             []Claim `json:"report,omitempty"`
+	// Plan is the statement a planning run drafted, classified and checked;
+	// Closing is the model's last closing prose (a planning run's whole
+	// answer).
+	Plan        *PlanStatementDrafted `json:"plan,omitempty"`
+	Closing     string                `json:"closing,omitempty"`
+	StopReason  StopReason            `json:"stopReason,omitempty"`
+	Reason      FailureReason         `json:"reason,omitempty"`
+	GoalVerdict *GoalVerdict          `json:"goalVerdict,omitempty"`
+	Detail      string                `json:"detail,omitempty"`
+	StartedAt   time.Time             `json:"startedAt"`
+	FinishedAt  *time.Time            `json:"finishedAt,omitempty"`
 	// Entries is the number of ledger entries folded; LastSeq the last one's sequence.
 	Entries int    `json:"entries"`
 	LastSeq uint64 `json:"lastSeq"`

@@ -101,7 +101,8 @@ m fence-nfkd-removed ./pkg/fence/ '.' - \
 	pkg/fence/fence.go 'if d := norm.NFKD.Properties(k.buf).Decomposition(); d != nil {' 'if d := norm.NFKD.Properties(k.buf).Decomposition(); false && d != nil {'
 m fence-wrap-removed ./services/sonde/e2e/ 'TestResumeAfterOrchestratorStopsMidStep' - \
 	services/executor/render.go 'b.WriteString(fence.Wrap("rows read from connection "+connID, body.String()))' 'b.WriteString(body.String())' \
-	services/executor/render.go 'b.WriteString(fence.Wrap("schema read from connection "+connID, body.String()))' 'b.WriteString(body.String())'
+	pkg/grounding/pack.go 'b.WriteString(fence.Wrap("schema inventory of connection "+o.Label, body.String()))' 'b.WriteString(body.String())' \
+	pkg/grounding/pack.go 'b.WriteString(fence.Wrap("foreign keys of connection "+o.Label, edges.String()))' 'b.WriteString(edges.String() + fence.Removed[:0])'
 m sqlite-symlink-allowed ./services/executor/internal/sqlite/ 'TestSymlinkRefused' - \
 	services/executor/internal/sqlite/engine.go 'if fi.Mode()&os.ModeSymlink != 0 {' 'if false && fi.Mode()&os.ModeSymlink != 0 {'
 m sqlite-authorizer-allows-writes ./services/executor/internal/sqlite/ 'TestAuthorizerAloneRefusesWrites|TestEngineConnectionsCarryAuthorizer' - \
@@ -117,6 +118,21 @@ m postgres-max-body-len-removed ./services/executor/internal/postgres/ 'TestLarg
 	services/executor/internal/postgres/engine.go 'cc.MaxProtocolMessageBodyLen = int(min(operationMemory(o), math.MaxInt32))' 'cc.MaxProtocolMessageBodyLen = 0 * int(min(operationMemory(o), math.MaxInt32))'
 m postgres-read-body-len-widened ./services/executor/internal/postgres/ 'TestEachReadNarrowsTheWireBound' pg \
 	services/executor/internal/postgres/run.go 'pc.Frontend().SetMaxBodyLen(bodyLimit(e.opMem, req.Limits))' 'pc.Frontend().SetMaxBodyLen(int(e.opMem))'
+
+# Issue 9: what the inventory names, what a planning run is given, which
+# capture a run may reuse.
+m inventory-readable-sqlite ./services/executor/ 'TestReadablePatternsHoldInTheInventory' - \
+	services/executor/internal/sqlite/inventory.go 'if !e.policy.CanRead(guard.NamesASCIIFold, guard.Table{Schema: DefaultSchema, Name: name}) {' 'if false {'
+m inventory-readable-postgres ./services/executor/internal/postgres/ 'TestInventoryReadableExactNames' pg \
+	services/executor/internal/postgres/inventory.go 'return p.CanRead(guard.NamesExact, guard.Table{Schema: schema, Name: name, System: pgguard.SystemSchema(schema)})' 'return true || p.CanRead(guard.NamesExact, guard.Table{Schema: schema, Name: name, System: pgguard.SystemSchema(schema)})'
+m inventory-readable-duckdb ./services/executor/internal/duckdb/ 'TestRelations' - \
+	services/executor/internal/duckdb/catalog.go 'return e.policy.CanRead(guard.NamesFold, guard.Table{Schema: schema, Name: name})' 'return true'
+m inventory-foreign-key-to-hidden ./services/executor/ 'TestReadablePatternsHoldInTheInventory' - \
+	services/executor/catalog.go 'if l.readable[l.key(fk.RefSchema, fk.RefName)] {' 'if true {'
+m planning-given-tools ./services/orchestrator/ 'TestPlanningRunIsToolless' - \
+	services/orchestrator/planning.go 'Tools: []contracts.ToolSpec{}, // toolless by construction' 'Tools: specsFor([]string{"run_read_query"}),'
+m capture-reused-across-databases ./services/orchestrator/ 'TestCaptureIsReusedForTheSameDatabaseOnly' - \
+	services/orchestrator/capture.go 'if h.key == k && now.Sub(h.at) < c.maxAge {' 'if h.key.connection == k.connection && now.Sub(h.at) < c.maxAge {'
 
 # ---------------------------------------------------------------------------
 

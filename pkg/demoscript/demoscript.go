@@ -19,6 +19,9 @@
 //  4. compose_report, one claim per figure, each citing the artifact it
 //     was read from (readings that failed are left out)
 //  5. after the report's tool result: a short closing text, finish "stop"
+//
+// Offered no tools at all (a planning run), it answers at once with
+// MonthlyOrdersSQL in a block fenced as sqlite, the demo database's engine.
 package demoscript
 
 import (
@@ -83,6 +86,12 @@ func (*Investigation) Reply(req modeltest.ChatRequest) (modeltest.Reply, error) 
 	st := readState(req)
 	var r modeltest.Reply
 	switch {
+	case len(req.Tools) == 0:
+		// A planning run: no tools, the deliverable is one fenced statement.
+		r = text(Label + ": a scripted analyst, not a language model, plans this run against the demo shop database. " +
+			"Orders and paid revenue per month show whether volume changed and when:\n\n```sqlite\n" + MonthlyOrdersSQL +
+			"\n```\n\nRun it, then compare the months around the drop; a second reading of new customers per month " +
+			"(customers.signup_date) would tell whether fewer orders follow fewer signups.")
 	case !req.HasTool(ToolRunReadQuery) || !req.HasTool(ToolComposeReport):
 		r = text(Label + ": this recorded investigation needs the agent tools run_read_query and compose_report, " +
 			"which this run does not offer. Its plan would be: count orders and paid revenue per month, " +

@@ -45,6 +45,17 @@ type Reader interface {
 	Read(sql string) (*Statement, *contracts.Refusal)
 }
 
+// NameLister is implemented by a reader whose Read compiles a statement
+// against the database's schema (SQLite), so that a statement naming a table
+// or column that does not exist is refused with no Statement. Names reads
+// the statement's shape without the schema: its scopes' tables and column
+// uses, with nothing checked or refused beyond what it cannot read. Its
+// Statement is for naming what a statement refers to — never for deciding
+// whether it may run.
+type NameLister interface {
+	Names(sql string) (*Statement, *contracts.Refusal)
+}
+
 // Statement is a parsed statement reduced to what the shared rules need.
 type Statement struct {
 	// Text is what runs: the statement as sent, without trailing terminators.
@@ -57,6 +68,9 @@ type Statement struct {
 	// Names is how the engine compares the names in Scopes; the reader sets
 	// it. The zero value, NamesFold, is case-insensitive.
 	Names NameRule
+	// ColumnsRead is set by a reader that reports the columns each scope
+	// names (Scope.Columns); without it an empty Columns says nothing.
+	ColumnsRead bool
 }
 
 // Scope is one SELECT: the tables its own FROM and JOINs name, and the lower
@@ -67,6 +81,30 @@ type Scope struct {
 	// of this SELECT's WHERE or of a join's ON, against a constant or a
 	// function of constants.
 	Bounds []Bound
+	// Columns are the column names this SELECT writes in its select list,
+	// WHERE, join conditions (ON, USING), GROUP BY and HAVING, when the
+	// reader reports them (Statement.ColumnsRead). A reader leaves out what
+	// may not be a column of an input: '*', ORDER BY (which may name output
+	// columns), an unqualified name equal to one of the select list's
+	// aliases, and whatever it cannot place. See ColumnRefs.
+	Columns []ColumnUse
+	// Derived are the names the SELECT's FROM items that are not tables are
+	// referred to by — a subquery, a table function, a CTE reference, an
+	// aliased join — one entry each, "" for one without a name. A column of
+	// such an item belongs to no table.
+	Derived []string
+	// Nested is set when the SELECT sits inside another SELECT (a subquery,
+	// a set-operation branch or CTE of one): an unqualified column there may
+	// belong to an enclosing SELECT.
+	Nested bool
+}
+
+// ColumnUse is a column name as a scope writes it.
+type ColumnUse struct {
+	// Qualifier is the alias or table name written before the column; ""
+	// when the column is unqualified.
+	Qualifier string
+	Name      string
 }
 
 // Table is a table a scope reads. CTE references are not tables: a reader

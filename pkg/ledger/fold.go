@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/sondehq/sonde/contracts"
 )
@@ -41,6 +42,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			r.ConnectionID = p.ConnectionID
 			r.Actor = p.Actor
 			r.PreviousRunID = p.PreviousRunID
+			r.Thread = p.Thread
 			r.Budget = p.Budget
 			r.Tools = p.Tools
 			r.StartedAt = e.At
@@ -48,9 +50,12 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			r.Status = contracts.StatusRunning
 			r.Provider, r.Model, r.Demo = p.Provider, p.Model, p.Demo
 			r.Drives++
+		case *contracts.PlanStatementDrafted:
+			r.Plan = p
 		case *contracts.ContextCaptured:
 			r.ContextFingerprint = p.Fingerprint
 			r.Spent.Statements += p.Statements
+			r.Spent.DBTimeMs += p.DurationMs
 		case *contracts.ToolInvoked:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
 			if p.CorrelationID != "" {
@@ -109,6 +114,9 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			})
 		case *contracts.ClosingStatement:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
+			if strings.TrimSpace(p.Text) != "" {
+				r.Closing = p.Text
+			}
 		case *contracts.RunFinished:
 			r.Status = p.Status
 			r.StopReason = p.StopReason

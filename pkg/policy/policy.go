@@ -63,10 +63,17 @@ func Budget(w contracts.WorkflowType) (contracts.Budget, bool) {
 }
 
 // Supported reports whether this release can drive runs of mode and workflow.
-// Only agent investigations are driven so far; the others are refused with
-// a clear code rather than run half-built.
+// Every workflow can be planned (a planning run is toolless whatever it is
+// for); of agent runs only investigations are driven so far, and the others
+// are refused with a clear code rather than run half-built.
 func Supported(m contracts.Mode, w contracts.WorkflowType) bool {
-	return m == contracts.ModeAgent && w == contracts.WorkflowInvestigation
+	switch m {
+	case contracts.ModePlanning:
+		return w.Valid()
+	case contracts.ModeAgent:
+		return w == contracts.WorkflowInvestigation
+	}
+	return false
 }
 
 // Tools returns the tools a run of mode m and workflow w offers the model.

@@ -3,25 +3,38 @@
 package verdict
 
 import (
+	"strings"
+
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/grounding"
 )
 
 // Rule ids.
 const (
 	RuleInvestigation = "agent-investigation.1"
+	RulePlanning      = "agent-planning.1"
 )
 
 // Shortfall codes.
 const (
 	UnmetNoReport      = "no-report"
 	UnmetEmptyEvidence = "empty-evidence"
+	// UnmetNoPlan: a planning run left no closing prose at all.
+	UnmetNoPlan = "no-plan"
+	// UnmetNoStatement: its prose held neither a drafted statement nor a
+	// NO STATEMENT: line.
+	UnmetNoStatement = "no-statement"
 )
 
 // Produced is the evidence a run produced: the row count of each result it
-// read, by correlation id, and the fingerprint of its context snapshot.
+// read, by correlation id, and its context snapshot (cited by its artifact
+// id, or, on ledgers recorded before that, by its fingerprint).
 type Produced struct {
 	Rows        map[string]int
 	Fingerprint string
+	// Snapshot is the schema snapshot's citable id; a snapshot is evidence
+	// about structure and never empty evidence.
+	Snapshot string
 }
 
 // ProducedBy folds what entries produced.
@@ -39,6 +52,7 @@ func ProducedBy(entries []contracts.Entry) Produced {
 			}
 		case *contracts.ContextCaptured:
 			p.Fingerprint = v.Fingerprint
+			p.Snapshot = v.CorrelationID
 		}
 	}
 	return p
@@ -48,6 +62,9 @@ func ProducedBy(entries []contracts.Entry) Produced {
 func (p Produced) Resolves(ref contracts.EvidenceRef) bool {
 	switch ref.Source {
 	case contracts.EvidenceArtifact:
+		if p.Snapshot != "" && ref.CorrelationID == p.Snapshot {
+			return true
+		}
 		_, ok := p.Rows[ref.CorrelationID]
 		return ok
 	case contracts.EvidenceContextSnapshot:
@@ -59,6 +76,15 @@ func (p Produced) Resolves(ref contracts.EvidenceRef) bool {
 // Verify judges a run from its entries. A cancelled run is judged cancelled:
 // a stop is not a defect of the run.
 func Verify(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
+	var h contracts.RunStarted
+	if len(entries) > 0 && entries[0].Kind == contracts.KindRunStarted {
+		if p, err := entries[0].Decode(); err == nil {
+			h = *p.(*contracts.RunStarted)
+		}
+	}
+	if h.Mode == contracts.ModePlanning {
+		return verifyPlan(h, entries, cancelled)
+	}
 	v := contracts.GoalVerdict{Rule: RuleInvestigation, Unmet: []string{}}
 	if cancelled {
 		v.Outcome = contracts.VerdictCancelled
@@ -89,7 +115,7 @@ func Verify(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
 				continue
 			}
 			cited++
-			if ref.Source == contracts.EvidenceArtifact && produced.Rows[ref.CorrelationID] == 0 {
+			if ref.Source == contracts.EvidenceArtifact && ref.CorrelationID != produced.Snapshot && produced.Rows[ref.CorrelationID] == 0 {
 				empty++
 			}
 		}
@@ -100,5 +126,47 @@ func Verify(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
 		return v
 	}
 	v.Outcome = contracts.VerdictAnswered
+	return v
+}
+
+// verifyPlan is agent-planning.1: the run left non-empty closing prose, and
+// that prose was its deliverable — a statement drafted on the ledger, or an
+// explicit NO STATEMENT: line. A planning run is toolless and cites
+// nothing, so the investigation rule would fail every plan; prose alone is
+// not enough either, or a lecture would score answered. An operations plan
+// is prose by decision and is exempt from the statement part.
+func verifyPlan(h contracts.RunStarted, entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
+	v := contracts.GoalVerdict{Rule: RulePlanning, Unmet: []string{}}
+	if cancelled {
+		v.Outcome = contracts.VerdictCancelled
+		return v
+	}
+	prose, drafted, declined := false, false, false
+	for _, e := range entries {
+		switch e.Kind {
+		case contracts.KindPlanStatementDrafted:
+			drafted = true
+		case contracts.KindClosingStatement:
+			p, err := e.Decode()
+			if err != nil {
+				continue
+			}
+			text := p.(*contracts.ClosingStatement).Text
+			if strings.TrimSpace(text) != "" {
+				prose = true
+				declined = declined || grounding.ReadDeliverable(text, h.Engine).Declined
+			}
+		}
+	}
+	switch {
+	case !prose:
+		v.Outcome = contracts.VerdictUnanswered
+		v.Unmet = append(v.Unmet, UnmetNoPlan)
+	case h.WorkflowType == contracts.WorkflowOperations || drafted || declined:
+		v.Outcome = contracts.VerdictAnswered
+	default:
+		v.Outcome = contracts.VerdictUnanswered
+		v.Unmet = append(v.Unmet, UnmetNoStatement)
+	}
 	return v
 }

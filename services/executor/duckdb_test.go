@@ -123,7 +123,7 @@ func TestDuckDBOverNATS(t *testing.T) {
 	schema := req("")
 	schema.Table = "orders"
 	r = request(contracts.OpSchema, schema)
-	if r.Status != contracts.ExecOK || r.Artifact.Rows != 1 || !strings.Contains(r.Text, "total DECIMAL(10,2)") {
+	if r.Status != contracts.ExecOK || r.Artifact.Rows != 1 || !strings.Contains(r.Text, `"total" DECIMAL(10,2)`) {
 		t.Errorf("schema: %+v", r)
 	}
 	schema.Table = "secrets"

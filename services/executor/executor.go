@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +23,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -95,7 +97,7 @@ func OperationMemory(budget int64) int64 {
 }
 
 // Ops lists the operations this executor serves.
-var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema}
+var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema, contracts.OpInventory, contracts.OpCheck}
 
 // ArtifactStore keeps full results; *artifacts.Store is the NATS one.
 type ArtifactStore interface {
@@ -442,10 +444,10 @@ func (s *Service) run(ctx context.Context, op contracts.ExecOp, req contracts.Ex
 
 // exec does Exec's work; it may fill in req.CorrelationID.
 func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.ExecRequest) contracts.ExecReply {
-	if op != contracts.OpRead && op != contracts.OpSchema {
+	if !slices.Contains(Ops, op) {
 		return refused(refuse.New(refuse.Unsupported,
 			fmt.Sprintf("the %s executor does not serve the %q operation", s.engine, op),
-			"use one of: read, schema"))
+			"use one of: "+opNames()))
 	}
 	srv, refusal := s.resolve(req)
 	if refusal != nil {
@@ -470,6 +472,10 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		return refused(refuse.New(refuse.BadRequest, fmt.Sprintf("unknown profile %q", req.Profile),
 			"use agent-read-only, agent-handover or inspect"))
 	}
+	if op == contracts.OpCheck {
+		// Nothing reaches the database: no slot, no artifact.
+		return s.checkOp(ctx, eng, req)
+	}
 	timeout := prof.deadline(*req)
 	waited, reply, ok := s.acquire(ctx, timeout)
 	if !ok {
@@ -489,37 +495,13 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	limits.MaxBytes = int(min(int64(limits.MaxBytes), s.opts.OperationMemory))
 	ereq := engine.Request{SQL: req.SQL, Params: req.Params, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
 		Limits: limits, Timeout: timeout, Failed: req.FailedFingerprints}
-	var (
-		res engine.Result
-		err error
-	)
-	if op == contracts.OpRead {
-		res, err = eng.Read(ctx, ereq)
-	} else {
-		res, err = eng.Schema(ctx, ereq)
+	if op != contracts.OpRead {
+		return s.catalogOp(ctx, op, eng, req, ereq)
 	}
+	res, err := eng.Read(ctx, ereq)
 	reply = contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
-
-	var (
-		ref      *contracts.Refusal
-		tooLarge *rowset.TooLargeError
-		dbErr    *contracts.DBError
-	)
-	switch {
-	case errors.As(err, &ref):
-		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
-		return reply
-	case errors.As(err, &tooLarge):
-		ref = tooLargeRefusal(op, tooLarge)
-		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
-		return reply
-	case errors.As(err, &dbErr):
-		reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
-		return reply
-	case err != nil:
-		dbErr = &contracts.DBError{Class: contracts.DBOther, Message: err.Error()}
-		reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
-		return reply
+	if failure, failed := s.failure(op, err, req, reply); failed {
+		return failure
 	}
 
 	sum := res.Rows.Summary(req.CorrelationID)
@@ -532,22 +514,119 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		SQL:             res.SQL,
 		Data:            res.Rows.Rows,
 	}
-	if store := s.store(); store != nil {
-		if err := store.Put(ctx, art); err != nil {
-			s.log.Error("store artifact", "correlation", req.CorrelationID, "err", err)
-			f := failed(&contracts.DBError{Class: contracts.DBUnavailable,
-				Message: "the result could not be stored as an artifact; retry the operation"})
-			f.DurationMs, f.Statements = reply.DurationMs, reply.Statements
-			return f
-		}
+	if f, failed := s.put(ctx, art, reply); failed {
+		return f
 	}
 	reply.Status, reply.Artifact = contracts.ExecOK, &sum
-	if op == contracts.OpSchema {
-		reply.Text = renderSchema(req.ConnectionID, sum, res.Rows)
+	reply.Text = renderRows(req.ConnectionID, sum, res.Rows)
+	return reply
+}
+
+// opNames lists Ops for a refusal's fix.
+func opNames() string {
+	names := make([]string, len(Ops))
+	for i, op := range Ops {
+		names[i] = string(op)
+	}
+	return strings.Join(names, ", ")
+}
+
+// failure turns an operation's error into its reply: a refusal (the
+// guard's, a profile's bound), or a classified database error.
+func (s *Service) failure(op contracts.ExecOp, err error, req *contracts.ExecRequest, reply contracts.ExecReply) (contracts.ExecReply, bool) {
+	var (
+		ref      *contracts.Refusal
+		tooLarge *rowset.TooLargeError
+		dbErr    *contracts.DBError
+	)
+	switch {
+	case err == nil:
+		return reply, false
+	case errors.As(err, &ref):
+		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
+	case errors.As(err, &tooLarge):
+		ref = tooLargeRefusal(op, tooLarge)
+		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
+	case errors.As(err, &dbErr):
+		reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
+	default:
+		dbErr = &contracts.DBError{Class: contracts.DBOther, Message: err.Error()}
+		reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
+	}
+	return reply, true
+}
+
+// put stores an artifact; a store that refuses it fails the operation.
+func (s *Service) put(ctx context.Context, art contracts.Artifact, reply contracts.ExecReply) (contracts.ExecReply, bool) {
+	store := s.store()
+	if store == nil {
+		return reply, false
+	}
+	if err := store.Put(ctx, art); err != nil {
+		s.log.Error("store artifact", "correlation", art.CorrelationID, "err", err)
+		f := failed(&contracts.DBError{Class: contracts.DBUnavailable,
+			Message: "the result could not be stored as an artifact; retry the operation"})
+		f.DurationMs, f.Statements = reply.DurationMs, reply.Statements
+		return f, true
+	}
+	return reply, false
+}
+
+// catalogOp answers the operations served from the engine's catalog
+// (OpSchema, OpInventory).
+func (s *Service) catalogOp(ctx context.Context, op contracts.ExecOp, eng engine.Engine, req *contracts.ExecRequest, ereq engine.Request) contracts.ExecReply {
+	cat, ok := eng.(engine.Cataloger)
+	if !ok {
+		return refused(refuse.New(refuse.Unsupported,
+			fmt.Sprintf("the %s executor cannot read its catalog yet", s.engine), "read the schema with a statement over the engine's catalog"))
+	}
+	var (
+		art  contracts.Artifact
+		inv  *contracts.Inventory
+		text string
+		cost engine.Catalog
+		err  error
+	)
+	if op == contracts.OpInventory {
+		art, inv, cost, err = s.inventory(ctx, cat, req, ereq)
 	} else {
-		reply.Text = renderRows(req.ConnectionID, sum, res.Rows)
+		art, text, cost, err = s.inspect(ctx, cat, req, ereq)
+	}
+	dur, statements, sql := catalogCost(cost)
+	reply := contracts.ExecReply{DurationMs: dur.Milliseconds(), Statements: statements}
+	if failure, failed := s.failure(op, err, req, reply); failed {
+		return failure
+	}
+	art.RunID, art.StepID, art.ConnectionID, art.Profile, art.SQL = req.RunID, req.StepID, req.ConnectionID, req.Profile, sql
+	if b, err := json.Marshal(art.Data); err == nil {
+		art.Bytes = len(b)
+	}
+	if f, failed := s.put(ctx, art, reply); failed {
+		return f
+	}
+	sum := art.ArtifactSummary
+	reply.Status, reply.Artifact, reply.Text = contracts.ExecOK, &sum, text
+	if inv != nil {
+		reply.Text = fmt.Sprintf("Inventory of connection %s: %s described of %d readable.", req.ConnectionID, plural(len(inv.Relations), "relation"), inv.Total)
+		if b, err := json.Marshal(inv); err == nil && len(b) <= inlineInventoryBytes || s.store() == nil {
+			reply.Inventory = inv
+		}
 	}
 	return reply
+}
+
+// checkOp answers OpCheck.
+func (s *Service) checkOp(ctx context.Context, eng engine.Engine, req *contracts.ExecRequest) contracts.ExecReply {
+	g, ok := eng.(engine.Guarded)
+	if !ok {
+		return refused(refuse.New(refuse.Unsupported,
+			fmt.Sprintf("the %s executor cannot check a statement without running it", s.engine), ""))
+	}
+	chk, err := check(ctx, g, req.SQL)
+	if failure, failed := s.failure(contracts.OpCheck, err, req, contracts.ExecReply{}); failed {
+		return failure
+	}
+	return contracts.ExecReply{Status: contracts.ExecOK, Check: chk}
 }
 
 // acquire takes one of the MaxConcurrentReads slots, waiting for one up to

@@ -51,46 +51,6 @@ func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set) s
 	return b.String()
 }
 
-// renderSchema renders a schema read: each object's DDL as SQLite stores it,
-// introduced by a comment naming it.
-func renderSchema(connID string, sum contracts.ArtifactSummary, set *rowset.Set) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Schema of connection %s: %s", connID, plural(sum.Rows, "object"))
-	if sum.Truncated {
-		fmt.Fprintf(&b, " (truncated by %s)", strings.Join(sum.TruncatedBy, ", "))
-	}
-	fmt.Fprintf(&b, ". Cite it as %s.\n", evidence(sum.CorrelationID))
-
-	var body strings.Builder
-	for i, row := range set.Rows {
-		if i > 0 {
-			body.WriteByte('\n')
-		}
-		typ, name, table, ddl := str(row, 0), str(row, 1), str(row, 2), str(row, 3)
-		fmt.Fprintf(&body, "-- %s %s", typ, rowset.Text(name))
-		if table != name {
-			fmt.Fprintf(&body, " on %s", rowset.Text(table))
-		}
-		body.WriteByte('\n')
-		body.WriteString(strings.TrimRight(ddl, "; \n\t"))
-		body.WriteString(";\n")
-	}
-	if len(set.Rows) == 0 {
-		body.WriteString("-- no objects\n")
-	}
-	b.WriteString(fence.Wrap("schema read from connection "+connID, body.String()))
-	return b.String()
-}
-
-func str(row []any, i int) string {
-	if i < len(row) {
-		if s, ok := row[i].(string); ok {
-			return s
-		}
-	}
-	return ""
-}
-
 // renderError renders a classified database error, the engine's text fenced.
 func renderError(connID string, e *contracts.DBError) string {
 	return fmt.Sprintf("The database failed the statement (%s):\n%s", e.Class,

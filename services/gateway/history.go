@@ -208,6 +208,9 @@ func (g *Gateway) summaries(ctx context.Context, l *ledger.Ledger, a contracts.A
 				Objective: rec.Objective, ConnectionID: rec.ConnectionID, StartedAt: rec.StartedAt,
 				FinishedAt: rec.FinishedAt, StopReason: rec.StopReason, GoalVerdict: rec.GoalVerdict,
 			}
+			if th := rec.Thread; th != nil {
+				out[i].RootRunID, out[i].Position, out[i].ThreadDeclined = th.RootRunID, th.Position, th.Declined
+			}
 		}()
 	}
 	wg.Wait()

@@ -209,3 +209,47 @@ func TestListRunsRefusesBadParameters(t *testing.T) {
 		}
 	}
 }
+
+// The listing and the record show the conversation a run belongs to: its
+// root run and its place in it, and whether its thread was declined.
+func TestListRunsShowsTheThread(t *testing.T) {
+	e := newEnv(t)
+	e.finishedRun("t1", alice)
+	e.point(alice.ID, "t1", contracts.StatusQueued)
+	for _, r := range []struct {
+		id     string
+		thread *contracts.Thread
+	}{
+		{"t2", &contracts.Thread{RootRunID: "t1", Position: 2, Chain: []contracts.ThreadStep{{RunID: "t1", Objective: "why are orders slow"}}}},
+		{"t3", &contracts.Thread{RootRunID: "t3", Position: 1, Declined: contracts.ThreadUnavailable, DeclinedReason: "not yours"}},
+	} {
+		w := e.led.Writer(r.id, 0, nil)
+		e.append(w, contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowInvestigation,
+			Objective: "and which of those", ConnectionID: "shop", Actor: alice, PreviousRunID: "t1", Thread: r.thread})
+		e.point(alice.ID, r.id, contracts.StatusQueued)
+	}
+	list, err := e.client(tokAlice).Runs(e.ctx, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]client.RunSummary{}
+	for _, r := range list.Runs {
+		byID[r.RunID] = r
+	}
+	if r := byID["t2"]; r.RootRunID != "t1" || r.Position != 2 || r.ThreadDeclined != "" {
+		t.Errorf("continuing run %+v", r)
+	}
+	if r := byID["t3"]; r.RootRunID != "t3" || r.Position != 1 || r.ThreadDeclined != contracts.ThreadUnavailable {
+		t.Errorf("declined run %+v", r)
+	}
+	if r := byID["t1"]; r.RootRunID != "" || r.Position != 0 {
+		t.Errorf("a run recorded before conversations %+v", r)
+	}
+	rec, err := e.client(tokAlice).Run(e.ctx, "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Thread == nil || rec.Thread.RootRunID != "t1" || rec.Thread.Position != 2 || len(rec.Thread.Chain) != 1 {
+		t.Fatalf("record thread %+v", rec.Thread)
+	}
+}

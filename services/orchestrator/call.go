@@ -79,9 +79,9 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 	case policy.ToolInspectSchema:
 		var a schemaArgs
 		if err := decodeStrict(mc.Arguments, &a); err != nil {
-			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {} or {"table":"…"}`)
+			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {}, {"table":"…"}, {"schema":"…"} or {"pattern":"*word*"}`)
 		}
-		return false, d.statement(ctx, tc, contracts.OpSchema, a, contracts.ExecRequest{Schema: a.Schema, Table: a.Table})
+		return false, d.statement(ctx, tc, contracts.OpSchema, a, contracts.ExecRequest{Schema: a.Schema, Table: a.Table, Pattern: a.Pattern, After: a.After})
 	}
 	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
 }

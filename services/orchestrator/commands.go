@@ -46,7 +46,7 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 	case !policy.Supported(cmd.Mode, cmd.WorkflowType):
 		return contracts.StartRunReply{Error: runError(contracts.CodeUnsupportedFeature,
 			string(cmd.Mode)+" runs of the "+string(cmd.WorkflowType)+" workflow are not available in this release",
-			`start an agent run of the "investigation" workflow`)}
+			`start an agent run of the "investigation" workflow, or a planning run (mode "planning") of any workflow`)}
 	case strings.TrimSpace(cmd.Objective) == "":
 		return contracts.StartRunReply{Error: runError(contracts.CodeMissingObjective, "the objective is empty", "say what the run should find out")}
 	case cmd.Actor.ID == "":
@@ -62,7 +62,11 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 		ConnectionID: cmd.ConnectionID, Engine: desc.Engine, Actor: cmd.Actor,
 		PreviousRunID: cmd.PreviousRunID, AutoExecute: cmd.AutoExecute,
 		Budget: budget, Tools: policy.Tools(cmd.Mode, cmd.WorkflowType),
+		ConnectionIdentity: desc.Identity,
 	}
+	// Every run belongs to a conversation; one that cannot be continued is
+	// declined on the header and the run starts anyway.
+	header.Thread = s.thread(ctx, cmd, desc.Identity)
 	// Claim the run before it exists, so a process that dies between writing
 	// the header and driving leaves a lease the sweep will find.
 	rev, err := s.leases.claim(ctx, cmd.RunID)

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,6 +161,8 @@ type drive struct {
 	header  contracts.RunStarted
 	// settings are the model's tuned settings for this drive.
 	settings contracts.ModelSettings
+	// inv is the inventory the run captured, once this drive holds it.
+	inv *contracts.Inventory
 }
 
 // maxTurns is the run's turn budget, lowered by the model's tuned turn limit.
@@ -283,40 +283,10 @@ func (d *drive) run(ctx context.Context) error {
 	if err := d.captureContext(ctx); err != nil {
 		return err
 	}
+	if d.header.Mode == contracts.ModePlanning {
+		return d.plan(ctx)
+	}
 	return d.loop(ctx)
-}
-
-// captureContext reads the schema inventory once per run, before the first turn.
-func (d *drive) captureContext(ctx context.Context) error {
-	for _, e := range d.entries {
-		if e.Kind == contracts.KindContextCaptured || e.Kind == contracts.KindContextUnavailable {
-			return nil
-		}
-	}
-	rec := d.record()
-	reply, err := d.execute(ctx, contracts.OpSchema, contracts.ExecRequest{
-		RunID: d.runID, StepID: "context", ConnectionID: d.header.ConnectionID,
-		Profile: contracts.ProfileAgentReadOnly, CorrelationID: "ctx_" + d.runID[max(0, len(d.runID)-12):],
-		TimeoutMs: d.statementTimeout(rec),
-	})
-	if err != nil || reply.Status != contracts.ExecOK {
-		code := "schema-read-failed"
-		if err != nil {
-			code = "executor-unavailable"
-		}
-		return d.append(ctx, contracts.KindContextUnavailable, contracts.ContextUnavailable{Code: code})
-	}
-	sum := sha256.Sum256([]byte(reply.Text))
-	cc := contracts.ContextCaptured{
-		Fingerprint: "ctx-" + hex.EncodeToString(sum[:8]),
-		Statements:  max(1, reply.Statements),
-		Text:        reply.Text,
-	}
-	if reply.Artifact != nil {
-		cc.CorrelationID = reply.Artifact.CorrelationID
-		cc.Tables = reply.Artifact.Rows
-	}
-	return d.append(ctx, contracts.KindContextCaptured, cc)
 }
 
 // deadline is the run's wall-clock end, fixed by its header's time so a

@@ -117,6 +117,14 @@ func (x *fakeExecutors) Exec(ctx context.Context, _ contracts.Engine, op contrac
 	if n >= 0 && x.answer != nil {
 		return x.answer(n, req)
 	}
+	if op == contracts.OpInventory {
+		r := okReply(req, 0)
+		r.Statements = 1
+		r.Inventory = &contracts.Inventory{Engine: contracts.EngineSQLite, Total: 1, Limit: contracts.DefaultInventoryObjects,
+			Relations: []contracts.Relation{{Schema: "main", Name: "t", Kind: contracts.RelationTable,
+				Columns: []contracts.RelationColumn{{Name: "n", Type: "INTEGER", Nullable: true}}}}}
+		return r, nil
+	}
 	return okReply(req, 5), nil
 }
 

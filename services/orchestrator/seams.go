@@ -41,5 +41,14 @@ func (m natsModel) Turn(ctx context.Context, req contracts.ModelTurnRequest) (co
 type natsExecutors struct{ s *Service }
 
 func (x natsExecutors) Exec(ctx context.Context, engine contracts.Engine, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
-	return x.s.exec(ctx, engine, op, req)
+	reply, err := x.s.exec(ctx, engine, op, req)
+	if err == nil && op == contracts.OpInventory && reply.Status == contracts.ExecOK && reply.Inventory == nil && reply.Artifact != nil {
+		// Too large to travel in the reply: it is in the artifact.
+		if inv, ierr := x.s.storedInventory(ctx, req.RunID, reply.Artifact.CorrelationID); ierr == nil {
+			reply.Inventory = inv
+		} else {
+			x.s.log.Warn("inventory artifact could not be read", "run", req.RunID, "err", ierr)
+		}
+	}
+	return reply, err
 }

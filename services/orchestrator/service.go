@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/artifacts"
 	"github.com/sondehq/sonde/pkg/ledger"
 )
 
@@ -53,10 +54,25 @@ type Config struct {
 	AbsenceGrace time.Duration
 	// StartConcurrency bounds the run commands handled at once (default 64).
 	StartConcurrency int
+	// NoThreadContext turns conversation context off: a run started with a
+	// previous run records its thread as declined ("disabled") and starts
+	// without the earlier runs (sonde serve --thread-context=false).
+	NoThreadContext bool
 	// AfterInvoke, when set, is called after a tool-invoked entry is
 	// acknowledged and before the executor is asked. Tests use it to stop a
 	// process inside the window the indeterminate rule exists for.
 	AfterInvoke func(runID string, inv contracts.ToolInvoked)
+	// ContextMaxChars bounds the relations a run's schema snapshot names, in
+	// characters (default grounding.DefaultMaxChars); RelationsMaxChars
+	// bounds its foreign-key block (default grounding.DefaultRelationsMaxChars).
+	ContextMaxChars   int
+	RelationsMaxChars int
+	// CapturesHeld is how many connections' inventories this process keeps
+	// for later runs (default 8; negative: none), each for at most
+	// CaptureMaxAge (default 10 min). A held capture is reused only for the
+	// same connection, database identity and readable patterns.
+	CapturesHeld  int
+	CaptureMaxAge time.Duration
 }
 
 // Service is a running orchestrator.
@@ -87,6 +103,10 @@ type Service struct {
 	// over NATS unless a test set them before Start.
 	models modelService
 	execs  executorService
+	// captures are the inventories held for later runs; artifacts is where
+	// an inventory too large for a reply is read from.
+	captures  *captures
+	artifacts *artifacts.Store
 }
 
 // New validates cfg and returns an orchestrator that is not yet started.
@@ -121,8 +141,15 @@ func New(cfg Config) (*Service, error) {
 	if cfg.StartConcurrency <= 0 {
 		cfg.StartConcurrency = 64
 	}
+	if cfg.CapturesHeld == 0 {
+		cfg.CapturesHeld = 8
+	}
+	if cfg.CaptureMaxAge <= 0 {
+		cfg.CaptureMaxAge = 10 * time.Minute
+	}
 	return &Service{cfg: cfg, log: cfg.Logger.With("service", "orchestrator", "name", cfg.Name),
-		drives: map[string]context.CancelFunc{}, commands: make(chan struct{}, cfg.StartConcurrency)}, nil
+		drives: map[string]context.CancelFunc{}, commands: make(chan struct{}, cfg.StartConcurrency),
+		captures: &captures{max: cfg.CapturesHeld, maxAge: cfg.CaptureMaxAge}}, nil
 }
 
 // Start binds to the ledger and buckets, serves the run commands in the
@@ -143,6 +170,7 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	if s.ledger, err = ledger.Open(ctx, js, ledger.WithWriter(s.cfg.Name)); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}
+	s.openArtifacts(ctx, func(ctx context.Context) (*artifacts.Store, error) { return artifacts.New(ctx, js) })
 	if s.conns, err = js.KeyValue(ctx, contracts.ConnectionsBucket); err != nil {
 		return fmt.Errorf("orchestrator: bucket %s: %w", contracts.ConnectionsBucket, err)
 	}

@@ -17,10 +17,12 @@ import (
 var toolSpecs = map[string]contracts.ToolSpec{
 	policy.ToolInspectSchema: {
 		Name: policy.ToolInspectSchema,
-		Description: "Read the connected database's schema. The server writes the catalog query; " +
-			"optionally narrow it to one table. The result names an artifact you can cite as " +
+		Description: "Read the connected database's schema; the server writes the catalog query. " +
+			`{"table":"name"} describes one table (columns, keys, indexes, estimated rows); {"schema":"name"} or ` +
+			`{"pattern":"*word*"} lists the matching tables; {} lists them all. A listing too long for one result comes ` +
+			`back as a page of names with the "after" value that asks for the next page. The result names an artifact you can cite as ` +
 			`{"source":"artifact","correlationId":"…"}.`,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"schema":{"type":"string"},"table":{"type":"string"}},"additionalProperties":false}`),
+		Parameters: json.RawMessage(`{"type":"object","properties":{"table":{"type":"string","description":"one table (or view) to describe, optionally schema-qualified"},"schema":{"type":"string","description":"list the tables of this schema"},"pattern":{"type":"string","description":"list tables whose name matches: * any run of characters, ? one"},"after":{"type":"string","description":"continue a listing after this name (from the previous page)"}},"additionalProperties":false}`),
 	},
 	policy.ToolRunReadQuery: {
 		Name: policy.ToolRunReadQuery,
@@ -31,16 +33,17 @@ var toolSpecs = map[string]contracts.ToolSpec{
 	},
 	policy.ToolComposeReport: {
 		Name: policy.ToolComposeReport,
-		Description: "Finish the run with a report. Every claim cites the evidence it rests on: " +
-			`{"source":"artifact","correlationId":"…"} for a result this run read, or ` +
-			`{"source":"context-snapshot","fingerprint":"…"} for the schema inventory.`,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"claims":{"type":"array","minItems":1,"items":{"type":"object","properties":{"text":{"type":"string"},"evidence":{"type":"array","minItems":1,"items":{"type":"object","properties":{"source":{"type":"string","enum":["artifact","context-snapshot"]},"correlationId":{"type":"string"},"fingerprint":{"type":"string"}},"required":["source"],"additionalProperties":false}}},"required":["text","evidence"],"additionalProperties":false}}},"required":["claims"],"additionalProperties":false}`),
+		Description: "Finish the run with a report. Every claim cites the evidence it rests on as " +
+			`{"source":"artifact","correlationId":"…"}: the id of a result this run read, or the schema snapshot's id.`,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"claims":{"type":"array","minItems":1,"items":{"type":"object","properties":{"text":{"type":"string"},"evidence":{"type":"array","minItems":1,"items":{"type":"object","properties":{"source":{"type":"string","enum":["artifact"]},"correlationId":{"type":"string"}},"required":["source","correlationId"],"additionalProperties":false}}},"required":["text","evidence"],"additionalProperties":false}}},"required":["claims"],"additionalProperties":false}`),
 	},
 }
 
 type schemaArgs struct {
-	Schema string `json:"schema,omitempty"`
-	Table  string `json:"table,omitempty"`
+	Schema  string `json:"schema,omitempty"`
+	Table   string `json:"table,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+	After   string `json:"after,omitempty"`
 }
 
 type readArgs struct {
@@ -88,6 +91,14 @@ func stepKey(tool string, args any) string {
 		b.WriteString(a.Schema)
 		b.WriteByte(0)
 		b.WriteString(a.Table)
+		if a.Pattern != "" || a.After != "" {
+			// Appended only when set, so steps recorded before these
+			// arguments existed keep their ids.
+			b.WriteByte(0)
+			b.WriteString(a.Pattern)
+			b.WriteByte(0)
+			b.WriteString(a.After)
+		}
 	default:
 		fmt.Fprint(&b, a)
 	}

@@ -75,7 +75,7 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 	entries := []contracts.Entry{
 		mustEntry(t, contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowInvestigation,
 			Objective: hostile, Budget: b, Tools: policy.Tools(contracts.ModeAgent, contracts.WorkflowInvestigation)}),
-		mustEntry(t, contracts.KindContextCaptured, contracts.ContextCaptured{Fingerprint: "ctx-1", Text: fence.Wrap("schema", "CREATE TABLE t(a)")}),
+		mustEntry(t, contracts.KindContextCaptured, contracts.ContextCaptured{Fingerprint: "ctx-1", CorrelationID: "ctx_1", Text: fence.Wrap("schema", "CREATE TABLE t(a)")}),
 		mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: withText(call1, "Let me count them."), StepID: "s1", CorrelationID: "c1"}),
 		mustEntry(t, contracts.KindToolCompleted, contracts.ToolCompleted{ToolCall: call1, StepID: "s1", Outcome: contracts.OutcomeOK, Content: "result one"}),
 		mustEntry(t, contracts.KindToolRefused, contracts.ToolRefused{ToolCall: call2, Code: refuseUnknownTool, Content: "refused two"}),
@@ -111,8 +111,8 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 	if msgs[8].Content != indeterminateContent {
 		t.Fatalf("open step shown as %q", msgs[8].Content)
 	}
-	if !strings.Contains(msgs[1].Content, `"ctx-1"`) {
-		t.Fatal("objective message does not name the snapshot fingerprint")
+	if !strings.Contains(msgs[1].Content, `{"source":"artifact","correlationId":"ctx_1"}`) {
+		t.Fatal("objective message does not say how to cite the snapshot, in the artifact shape")
 	}
 	// The server opened exactly one fence; the hostile objective forged none.
 	all := ""

@@ -11,15 +11,34 @@ import (
 )
 
 // citationRule is said once in the rules and repeated, word for word, in the
-// report-reserve notice and in every citation refusal.
-const citationRule = `Every claim must cite evidence this run produced, as {"source":"artifact","correlationId":"<id from a tool result>"} ` +
-	`or {"source":"context-snapshot","fingerprint":"<the snapshot fingerprint>"}.`
+// report-reserve notice and in every citation refusal. The schema snapshot
+// is cited in the same shape as every tool result.
+const citationRule = `Every claim must cite evidence this run produced, as {"source":"artifact","correlationId":"<the id a tool result or the schema snapshot gave>"}.`
+
+// engineNames are the engines as a person names them.
+var engineNames = map[contracts.Engine]string{
+	contracts.EnginePostgres: "PostgreSQL",
+	contracts.EngineSQLite:   "SQLite",
+	contracts.EngineDuckDB:   "DuckDB",
+	contracts.EngineMSSQL:    "SQL Server (T-SQL)",
+}
+
+func engineName(e contracts.Engine) string {
+	if n, ok := engineNames[e]; ok {
+		return n
+	}
+	return string(e)
+}
 
 func systemPrompt(h *contracts.RunStarted) string {
+	if h.Mode == contracts.ModePlanning {
+		return planningPrompt(h)
+	}
 	var b strings.Builder
 	b.WriteString("You are Sonde, investigating a production database strictly read-only.\n")
+	fmt.Fprintf(&b, "The database is %s: write its dialect.\n", engineName(h.Engine))
 	fmt.Fprintf(&b, "Workflow: %s. Answer the user's objective with evidence read from the database.\n", h.WorkflowType)
-	b.WriteString("Tools: inspect_schema reads the schema (the server writes that query); run_read_query runs one SELECT; ")
+	b.WriteString("Tools: inspect_schema reads the schema (the server writes that query: one table, a schema, or a name pattern; long listings come in pages); run_read_query runs one SELECT; ")
 	b.WriteString("compose_report ends the run with your findings.\n")
 	fmt.Fprintf(&b, "Limits: %d model turns, %d statements, %d rows and %d KiB per result (oversized results are refused: aggregate or add LIMIT), %d s per statement.\n",
 		h.Budget.MaxTurns, h.Budget.MaxStatements, h.Budget.MaxRows, h.Budget.MaxBytes>>10, h.Budget.StatementTimeoutMs/1000)
@@ -34,10 +53,20 @@ func objectiveMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCap
 	b.WriteString("Objective: ")
 	b.WriteString(fence.Neutralise(h.Objective))
 	b.WriteString("\n\n")
+	if th := h.Thread; th != nil && th.Context != "" {
+		b.WriteString(fence.Reseal(th.Context))
+		b.WriteString("\n\n")
+	}
+	planning := h.Mode == contracts.ModePlanning
 	switch {
-	case ctxCaptured != nil:
-		fmt.Fprintf(&b, "Schema snapshot, citable as {\"source\":\"context-snapshot\",\"fingerprint\":%q}:\n", ctxCaptured.Fingerprint)
+	case ctxCaptured != nil && planning:
+		b.WriteString("Schema snapshot:\n")
 		b.WriteString(fence.Reseal(ctxCaptured.Text))
+	case ctxCaptured != nil:
+		fmt.Fprintf(&b, "Schema snapshot; cite it as %s for claims about the structure itself:\n", snapshotCitation(ctxCaptured))
+		b.WriteString(fence.Reseal(ctxCaptured.Text))
+	case ctxMissing != nil && planning:
+		fmt.Fprintf(&b, "No schema snapshot could be captured (%s). Draft from the objective alone, or answer NO STATEMENT: with what you would need to know.\n", ctxMissing.Code)
 	case ctxMissing != nil:
 		fmt.Fprintf(&b, "No schema snapshot could be captured (%s). Use inspect_schema.\n", ctxMissing.Code)
 	}
@@ -137,9 +166,13 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		// The model's own words come back neutralised: prose that quotes the
 		// data it read must not close a fence the server opened.
 		if len(calls) == 0 {
+			nudge := nudgeNoTool
+			if header.Mode == contracts.ModePlanning {
+				nudge = planReminder(header)
+			}
 			msgs = append(msgs,
 				contracts.Message{Role: contracts.RoleAssistant, Content: fence.Neutralise(closing[t])},
-				contracts.Message{Role: contracts.RoleUser, Content: nudgeNoTool})
+				contracts.Message{Role: contracts.RoleUser, Content: nudge})
 			continue
 		}
 		am := contracts.Message{Role: contracts.RoleAssistant, Content: fence.Neutralise(prose[t])}

@@ -45,5 +45,14 @@ func FuzzRead(f *testing.F) {
 		if _, ref := guard.Check(r, st.Text, duckdbtest.Policy()); ref != nil {
 			t.Fatalf("%q passed, its text %q did not: %+v", sql, st.Text, ref)
 		}
+		tables := map[string]bool{}
+		for _, n := range st.Tables("main") {
+			tables[n] = true
+		}
+		for _, c := range st.ColumnRefs("main") {
+			if k := (guard.Table{Schema: c.Schema, Name: c.Table}).QualifiedName("main"); !tables[k] {
+				t.Fatalf("%q: column %+v tied to %s, which it does not read", sql, c, k)
+			}
+		}
 	})
 }

@@ -163,6 +163,8 @@ func (r *Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 		Canonical: canonicalForm(canonical, p.Statements[0]),
 		Scopes:    w.scopes,
 		Names:     guard.NamesFold,
+		// Column uses as the walker found them (Scope.Columns).
+		ColumnsRead: true,
 	}, nil
 }
 

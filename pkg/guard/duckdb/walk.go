@@ -32,6 +32,44 @@ type walker struct {
 	// sized counts the expressions being walked whose whole tree was
 	// already sized (builtSize); a subquery starts afresh.
 	sized int
+	// cur is the SELECT whose clauses are being walked for column uses, nil
+	// where a column reference is no use of one (ORDER BY, a PIVOT); clause
+	// is the clause being walked. selects counts the SELECTs enclosing the
+	// point being walked; hidden is above zero inside a lambda or a star
+	// expression, whose column references are left out.
+	cur     *colScope
+	clause  string
+	selects int
+	hidden  int
+}
+
+// colScope collects one SELECT's column references until its Columns are
+// known.
+type colScope struct {
+	idx     int
+	uses    []colUse
+	aliases map[string]bool // the select list's output names, lower case
+	refs    map[string]bool // the names of its FROM items, lower case
+}
+
+// colUse is a column reference and the clause it was written in.
+type colUse struct {
+	guard.ColumnUse
+	clause string
+}
+
+// sqlValueKeywords are the names DuckDB's binder maps to a call when no
+// column answers to them (GetSQLValueFunctionName).
+var sqlValueKeywords = map[string]bool{
+	"current_catalog": true, "current_date": true, "current_schema": true, "current_role": true,
+	"current_time": true, "current_timestamp": true, "current_user": true, "localtime": true,
+	"localtimestamp": true, "session_user": true, "user": true,
+}
+
+// useClauses are the SELECT clauses whose column references name input
+// columns; QUALIFY, ORDER BY and the sample are left out.
+var useClauses = map[string]bool{
+	"select_list": true, "from_table": true, "where_clause": true, "group_expressions": true, "having": true,
 }
 
 // maxDepth bounds the recursion; DuckDB's own expression depth limit is 1000.
@@ -77,6 +115,9 @@ func (w *walker) query(n node, visible *ctes) *contracts.Refusal {
 	sized := w.sized
 	w.sized = 0
 	defer func() { w.sized = sized }()
+	cur := w.cur
+	w.cur = nil
+	defer func() { w.cur = cur }()
 
 	// The CTEs of this node: each body sees the ones before it, and a
 	// recursive one sees itself (its body is a RECURSIVE_CTE_NODE naming it).
@@ -156,7 +197,18 @@ func (w *walker) query(n node, visible *ctes) *contracts.Refusal {
 // and subqueries.
 func (w *walker) selectNode(n node, visible *ctes) *contracts.Refusal {
 	idx := len(w.scopes)
-	w.scopes = append(w.scopes, guard.Scope{})
+	w.scopes = append(w.scopes, guard.Scope{Nested: w.selects > 0})
+	cs := &colScope{idx: idx, aliases: map[string]bool{}, refs: map[string]bool{}}
+	list, _ := n["select_list"].([]any)
+	for _, e := range list {
+		if a := str(obj(e), "alias"); a != "" {
+			cs.aliases[strings.ToLower(a)] = true
+		}
+	}
+	saved, clause := w.cur, w.clause
+	w.cur, w.clause = cs, "from_table"
+	w.selects++
+	defer func() { w.cur, w.clause = saved, clause; w.selects-- }()
 	var conds []cond
 	if from := obj(n["from_table"]); from != nil {
 		if ref := w.tableRef(from, idx, visible, &conds); ref != nil {
@@ -175,11 +227,97 @@ func (w *walker) selectNode(n node, visible *ctes) *contracts.Refusal {
 		}
 	}
 	for _, k := range []string{"select_list", "where_clause", "group_expressions", "having", "qualify", "sample"} {
+		w.clause = k
 		if ref := w.exprs(n[k], visible); ref != nil {
 			return ref
 		}
 	}
+	w.scopes[idx].Columns = cs.columns()
 	return nil
+}
+
+// columns reduces a SELECT's column references to its column uses, once
+// each. An unqualified name is left out where it may be no input column: an
+// output alias (DuckDB reads them in WHERE and GROUP BY too), the name of a
+// FROM item (a whole row as a struct), and anywhere in HAVING.
+func (cs *colScope) columns() []guard.ColumnUse {
+	var out []guard.ColumnUse
+	seen := map[guard.ColumnUse]bool{}
+	for _, u := range cs.uses {
+		if u.Qualifier == "" {
+			l := strings.ToLower(u.Name)
+			if u.clause == "having" || cs.aliases[l] || cs.refs[l] {
+				continue
+			}
+		}
+		if !seen[u.ColumnUse] {
+			seen[u.ColumnUse] = true
+			out = append(out, u.ColumnUse)
+		}
+	}
+	return out
+}
+
+// use records a column use of the SELECT being walked, where the clause
+// names input columns. rowid is every table's, listed or not, and an
+// unqualified SQL value keyword (current_date, user, …) is a COLUMN_REF in
+// the parse that the binder calls as a function when no column has the name.
+func (w *walker) use(qualifier, name string) {
+	if w.cur == nil || w.hidden > 0 || !useClauses[w.clause] || strings.EqualFold(name, "rowid") ||
+		qualifier == "" && sqlValueKeywords[strings.ToLower(name)] {
+		return
+	}
+	w.cur.uses = append(w.cur.uses, colUse{guard.ColumnUse{Qualifier: qualifier, Name: name}, w.clause})
+}
+
+// derived records a FROM item that is not a table under the name it is
+// referred to by ("" when none).
+func (w *walker) derived(idx int, name string) {
+	w.scopes[idx].Derived = append(w.scopes[idx].Derived, name)
+	if w.cur != nil && w.cur.idx == idx && name != "" {
+		w.cur.refs[strings.ToLower(name)] = true
+	}
+}
+
+// columnRef records a COLUMN_REF of one or two names; a longer one
+// (t.col.field, s.t.col) is left to a miss.
+func (w *walker) columnRef(n node) {
+	names, _ := n["column_names"].([]any)
+	var parts []string
+	for _, v := range names {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return
+		}
+		parts = append(parts, s)
+	}
+	switch len(parts) {
+	case 1:
+		w.use("", parts[0])
+	case 2:
+		w.use(parts[0], parts[1])
+	}
+}
+
+// using records the columns of a join's USING as uses of each side that is
+// one table: a USING column is a column of both sides.
+func (w *walker) using(n node) {
+	cols, _ := n["using_columns"].([]any)
+	for _, k := range []string{"left", "right"} {
+		side := obj(n[k])
+		if str(side, "type") != "BASE_TABLE" {
+			continue
+		}
+		ref := str(side, "alias")
+		if ref == "" {
+			ref = str(side, "table_name")
+		}
+		for _, c := range cols {
+			if col, ok := c.(string); ok && col != "" {
+				w.use(ref, col)
+			}
+		}
+	}
 }
 
 // cond is a condition that bounds columns of a scope: a WHERE, or a join's
@@ -243,6 +381,11 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contra
 			Alias:   str(n, "alias"),
 		}
 		if tbl.Catalog == "" && tbl.Schema == "" && visible.has(tbl.Name) {
+			ref := tbl.Alias
+			if ref == "" {
+				ref = tbl.Name
+			}
+			w.derived(idx, ref)
 			return w.exprs(n["sample"], visible) // a CTE, not a table
 		}
 		if looksLikeFile(tbl.Name) {
@@ -252,6 +395,9 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contra
 		}
 		resolveSystem(&tbl)
 		w.scopes[idx].Tables = append(w.scopes[idx].Tables, tbl)
+		if w.cur != nil && w.cur.idx == idx {
+			w.cur.refs[strings.ToLower(tbl.Ref())] = true
+		}
 		return w.exprs(n["sample"], visible)
 	case "JOIN":
 		var sides [2][]string
@@ -269,12 +415,14 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contra
 		if c := obj(n["condition"]); c != nil {
 			*conds = append(*conds, cond{n: c, limits: onLimits(str(n, "join_type"), sides[0], sides[1])})
 		}
+		w.using(n)
 		return w.exprs(n["condition"], visible)
 	case "SUBQUERY":
 		sub := obj(obj(n["subquery"])["node"])
 		if sub == nil {
 			return unsupported("a subquery in FROM without a body")
 		}
+		w.derived(idx, str(n, "alias"))
 		return w.query(sub, visible)
 	case "TABLE_FUNCTION":
 		fn := obj(n["function"])
@@ -285,6 +433,7 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contra
 		if !allowedTableFunctions[name] || str(fn, "catalog") != "" || !defaultSchema(str(fn, "schema")) {
 			return refuseTableFunction(name)
 		}
+		w.derived(idx, str(n, "alias"))
 		for _, k := range []string{"children", "filter", "order_bys"} {
 			if ref := w.exprs(fn[k], visible); ref != nil {
 				return ref
@@ -292,6 +441,9 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contra
 		}
 		return nil
 	case "EXPRESSION_LIST":
+		w.derived(idx, str(n, "alias"))
+		w.hidden++
+		defer func() { w.hidden-- }()
 		return w.exprs(n["values"], visible)
 	case "PIVOT":
 		// The pivot's source is read in a scope of its own: a bound outside
@@ -300,6 +452,9 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contra
 		if src == nil {
 			return unsupported("a PIVOT without a source")
 		}
+		w.derived(idx, str(n, "alias"))
+		w.hidden++
+		defer func() { w.hidden-- }()
 		sub := len(w.scopes)
 		w.scopes = append(w.scopes, guard.Scope{})
 		var none []cond
@@ -369,6 +524,13 @@ func (w *walker) expr(n node, visible *ctes) *contracts.Refusal {
 		// Containers: modifiers, ORDER BY items, CASE arms, sample options.
 	case "CONSTANT":
 		return nil
+	case "COLUMN_REF":
+		w.columnRef(n)
+	case "LAMBDA", "STAR":
+		// A lambda's parameters are column references of no table; a star's
+		// COLUMNS(…), EXCLUDE and REPLACE are left to a miss.
+		w.hidden++
+		defer func() { w.hidden-- }()
 	case "FUNCTION":
 		if ref := checkFunction(str(n, "function_name"), str(n, "schema"), str(n, "catalog")); ref != nil {
 			return ref

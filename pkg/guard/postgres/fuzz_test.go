@@ -27,6 +27,22 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		assertOneSelect(t, st.Text)
+		assertColumnsTied(t, st, "public")
 		_, _ = guard.Check(postgres.Reader{}, q, postgrestest.Policy())
 	})
+}
+
+// assertColumnsTied holds ColumnRefs to the tables the statement reads: a
+// column is only ever tied to one of them.
+func assertColumnsTied(t *testing.T, st *guard.Statement, defaultSchema string) {
+	t.Helper()
+	tables := map[string]bool{}
+	for _, n := range st.Tables(defaultSchema) {
+		tables[n] = true
+	}
+	for _, c := range st.ColumnRefs(defaultSchema) {
+		if k := (guard.Table{Schema: c.Schema, Name: c.Table}).QualifiedName(defaultSchema); !tables[k] {
+			t.Fatalf("%q: column %+v tied to %s, which it does not read (%v)", st.Text, c, k, st.Tables(defaultSchema))
+		}
+	}
 }

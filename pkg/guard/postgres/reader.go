@@ -88,7 +88,7 @@ func (Reader) ReadUses(sql string) (*guard.Statement, Uses, *contracts.Refusal) 
 		return nil, Uses{}, guard.Refuse(contracts.RefuseUnsupported, "the guard cannot write the statement back: "+err.Error(),
 			"write the query more plainly")
 	}
-	return &guard.Statement{Text: text(sql, raw), Canonical: canonical, Scopes: w.scopes, Names: guard.NamesExact}, w.uses, nil
+	return &guard.Statement{Text: text(sql, raw), Canonical: canonical, Scopes: w.scopes, Names: guard.NamesExact, ColumnsRead: true}, w.uses, nil
 }
 
 // walkTree reads a parse tree that must hold one SELECT.

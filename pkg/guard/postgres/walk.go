@@ -29,6 +29,16 @@ type walker struct {
 	// has been read.
 	uses  Uses
 	attrs []attrRef
+	// clause is the field of cur's SelectStmt being walked ("where_clause"):
+	// it decides whether a column reference there is a column use.
+	clause string
+	// hidden counts the SELECTs that enclose a CTE body being walked, which
+	// cur and outer do not show there.
+	hidden int
+	// plain holds the SELECTs that see no enclosing SELECT's columns
+	// although one encloses them: a FROM subquery that is not LATERAL, in a
+	// SELECT that is not Nested itself, with its branches and CTE bodies.
+	plain map[*pg_query.SelectStmt]bool
 }
 
 // scope collects one SELECT's tables and bounds.
@@ -39,7 +49,44 @@ type scope struct {
 	// holds the names of its subqueries, functions and joins in FROM.
 	tables map[string]guard.Table
 	others map[string]bool
+	// uses are the column references of the clauses that name input
+	// columns, and aliases the select list's output names: selectStmt
+	// reduces them to Columns once the whole SELECT has been read.
+	uses    []columnUse
+	aliases map[string]bool
 }
+
+// columnUse is a column reference and the clause it was written in.
+type columnUse struct {
+	guard.ColumnUse
+	clause string
+}
+
+// useClauses are the SelectStmt fields whose column references name the
+// SELECT's input columns. ORDER BY and DISTINCT ON may name output columns,
+// and the window and VALUES clauses are left to a miss.
+var useClauses = map[string]bool{
+	"target_list": true, "from_clause": true, "where_clause": true, "group_clause": true, "having_clause": true,
+}
+
+// rowFunctions are PostgreSQL's functions that one whole row may be passed
+// to (an argument of type any, anyelement, record, …), so that q.f may call
+// f(q); read from pg_proc on PostgreSQL 15, with any_value (16) and
+// pg_column_toast_chunk_id (17):
+//
+//	SELECT DISTINCT proname FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace
+//	   AND pronargs >= 1 AND pronargs - pronargdefaults <= 1
+//	   AND proargtypes[0]::regtype::text IN ('"any"', 'anyelement', 'record', 'anynonarray',
+//	       'anycompatible', 'anycompatiblenonarray')
+var rowFunctions = setOf("array_agg", "concat", "count", "cume_dist", "dense_rank", "first_value", "hash_record",
+	"json_agg", "json_build_array", "json_build_object", "jsonb_agg", "jsonb_build_array", "jsonb_build_object",
+	"lag", "last_value", "lead", "mode", "num_nonnulls", "num_nulls", "percent_rank", "pg_collation_for",
+	"pg_column_compression", "pg_column_size", "pg_typeof", "quote_literal", "quote_nullable", "rank",
+	"record_out", "record_send", "row_to_json", "to_json", "to_jsonb", "any_value", "pg_column_toast_chunk_id")
+
+// systemColumns are the columns every PostgreSQL table has without listing
+// them.
+var systemColumns = setOf("ctid", "xmin", "xmax", "cmin", "cmax", "tableoid")
 
 // attrRef is a column reference or field selection seen in a SELECT, with
 // the SELECTs that were in view there, innermost last.
@@ -60,6 +107,7 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 	if s == nil || w.refusal != nil {
 		return
 	}
+	plain := w.plain[s]
 	if wc := s.WithClause; wc != nil {
 		frame := map[string]bool{}
 		w.ctes = append(w.ctes, frame)
@@ -77,6 +125,9 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 				return
 			}
 			body := cte.GetCtequery().GetSelectStmt()
+			if plain {
+				w.markPlain(body)
+			}
 			if body == nil {
 				w.refuse(contracts.RefuseNotReadOnly,
 					fmt.Sprintf("the WITH query %s is %s: a data-modifying CTE writes even inside a SELECT", cte.Ctename, kind(cte.Ctequery)),
@@ -85,7 +136,13 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 			}
 			saved := w.cur
 			w.cur = nil
+			if saved != nil {
+				w.hidden++
+			}
 			w.selectStmt(body)
+			if saved != nil {
+				w.hidden--
+			}
 			w.cur = saved
 			frame[cte.Ctename] = true
 		}
@@ -97,13 +154,23 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 	saved := w.cur
 	defer func() { w.cur = saved }()
 	if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
+		if plain {
+			w.markPlain(s.Larg)
+			w.markPlain(s.Rarg)
+		}
 		w.selectStmt(s.Larg)
 		w.selectStmt(s.Rarg)
 		w.cur = nil
 		w.fields(s.ProtoReflect())
 		return
 	}
-	sc := &scope{refs: map[string]bool{}, tables: map[string]guard.Table{}, others: map[string]bool{}}
+	sc := &scope{refs: map[string]bool{}, tables: map[string]guard.Table{}, others: map[string]bool{}, aliases: map[string]bool{}}
+	sc.Nested = (saved != nil || len(w.outer) > 0 || w.hidden > 0) && !plain
+	for _, n := range s.TargetList {
+		if rt := n.GetResTarget(); rt != nil && rt.Name != "" {
+			sc.aliases[rt.Name] = true
+		}
+	}
 	if saved != nil {
 		w.outer = append(w.outer, saved)
 		defer func() { w.outer = w.outer[:len(w.outer)-1] }()
@@ -114,17 +181,59 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 		return
 	}
 	sc.Bounds = append(sc.Bounds, bounds(s.WhereClause)...)
+	sc.Columns = sc.columns()
 	w.scopes = append(w.scopes, sc.Scope)
+}
+
+func (w *walker) markPlain(s *pg_query.SelectStmt) {
+	if s == nil {
+		return
+	}
+	if w.plain == nil {
+		w.plain = map[*pg_query.SelectStmt]bool{}
+	}
+	w.plain[s] = true
+}
+
+// columns reduces a SELECT's column references to its column uses, once
+// each. An unqualified name is left out where it may be no input column: an
+// output alias, a name of something in FROM (a whole-row reference), and
+// anywhere in HAVING.
+func (sc *scope) columns() []guard.ColumnUse {
+	var out []guard.ColumnUse
+	seen := map[guard.ColumnUse]bool{}
+	for _, u := range sc.uses {
+		if u.Qualifier == "" && (u.clause == "having_clause" || sc.aliases[u.Name] || sc.refs[u.Name] || sc.others[u.Name]) {
+			continue
+		}
+		if !seen[u.ColumnUse] {
+			seen[u.ColumnUse] = true
+			out = append(out, u.ColumnUse)
+		}
+	}
+	return out
+}
+
+// use records a column use of the SELECT being read, when the clause being
+// walked names input columns.
+func (w *walker) use(qualifier, name string) {
+	if w.cur == nil || !useClauses[w.clause] || systemColumns[name] {
+		return
+	}
+	w.cur.uses = append(w.cur.uses, columnUse{guard.ColumnUse{Qualifier: qualifier, Name: name}, w.clause})
 }
 
 // fields walks a SELECT's clauses other than its WITH and set-operation
 // branches, which selectStmt reads itself.
 func (w *walker) fields(m protoreflect.Message) {
+	saved := w.clause
+	defer func() { w.clause = saved }()
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch fd.Name() {
 		case "with_clause", "larg", "rarg":
 			return true
 		}
+		w.clause = string(fd.Name())
 		w.value(fd, v)
 		return w.refusal == nil
 	})
@@ -179,11 +288,21 @@ func (w *walker) walk(m protoreflect.Message) {
 			w.cur.Bounds = append(w.cur.Bounds, joinBounds(x)...)
 			if x.Alias != nil {
 				w.cur.others[x.Alias.Aliasname] = true
+				w.cur.Derived = append(w.cur.Derived, x.Alias.Aliasname)
 			}
+			w.using(x)
 		}
 	case *pg_query.RangeSubselect:
-		if w.cur != nil && x.Alias != nil {
-			w.cur.others[x.Alias.Aliasname] = true
+		if w.cur != nil {
+			alias := ""
+			if x.Alias != nil {
+				alias = x.Alias.Aliasname
+				w.cur.others[alias] = true
+			}
+			w.cur.Derived = append(w.cur.Derived, alias)
+			if !x.Lateral && !w.cur.Nested {
+				w.markPlain(x.Subquery.GetSelectStmt())
+			}
 		}
 	case *pg_query.ColumnRef:
 		w.columnRef(x)
@@ -246,6 +365,7 @@ func (w *walker) rangeVar(r *pg_query.RangeVar) {
 	}
 	w.cur.refs[ref] = true
 	if r.Schemaname == "" && r.Catalogname == "" && w.isCTE(r.Relname) {
+		w.cur.Derived = append(w.cur.Derived, ref)
 		return
 	}
 	t := guard.Table{Catalog: r.Catalogname, Schema: r.Schemaname, Name: r.Relname}
@@ -351,6 +471,7 @@ func (w *walker) funcCall(f *pg_query.FuncCall) {
 // call: PostgreSQL reads t.f, when t has no column f, as f(t), and c.f, when
 // c is a column, as f(c).
 func (w *walker) columnRef(c *pg_query.ColumnRef) {
+	w.columnUse(c)
 	var fields []string
 	for _, f := range c.Fields {
 		s := f.GetString_()
@@ -370,6 +491,49 @@ func (w *walker) columnRef(c *pg_query.ColumnRef) {
 		chain = chain[:len(chain)-1]
 	}
 	w.attrs = append(w.attrs, attrRef{fields: fields, chain: chain})
+}
+
+// columnUse records c as a column use when it is col or q.col. A star
+// (*, t.*) names no column, and three or more names (s.t.col, t.col.field)
+// are left to a miss. In q.col the name col may be a call col(q) when q's
+// table has no such column and a function col takes q's row type, so the
+// names of PostgreSQL's functions that take any row (rowFunctions) are left
+// out; a function of another type is never called so (q.name, q.upper are
+// columns or errors).
+func (w *walker) columnUse(c *pg_query.ColumnRef) {
+	ns, ok := names(c.Fields)
+	switch {
+	case !ok:
+	case len(ns) == 1:
+		w.use("", ns[0])
+	case len(ns) == 2 && !rowFunctions[ns[1]]:
+		w.use(ns[0], ns[1])
+	}
+}
+
+// using records the columns of a join's USING as uses of each side that is
+// one table: a USING column is a column of both sides.
+func (w *walker) using(j *pg_query.JoinExpr) {
+	cols, ok := names(j.UsingClause)
+	if !ok || len(cols) == 0 {
+		return
+	}
+	saved := w.clause
+	w.clause = "from_clause"
+	defer func() { w.clause = saved }()
+	for _, side := range []*pg_query.Node{j.Larg, j.Rarg} {
+		r := side.GetRangeVar()
+		if r == nil {
+			continue
+		}
+		ref := r.Relname
+		if r.Alias != nil && r.Alias.Aliasname != "" {
+			ref = r.Alias.Aliasname
+		}
+		for _, col := range cols {
+			w.use(ref, col)
+		}
+	}
 }
 
 // attribute refuses a name written in attribute position (t.f, c.f,
@@ -434,8 +598,13 @@ func (w *walker) typeName(t *pg_query.TypeName) {
 }
 
 func (w *walker) rangeFunction(r *pg_query.RangeFunction) {
-	if w.cur != nil && r.Alias != nil {
-		w.cur.others[r.Alias.Aliasname] = true
+	if w.cur != nil {
+		alias := ""
+		if r.Alias != nil {
+			alias = r.Alias.Aliasname
+			w.cur.others[alias] = true
+		}
+		w.cur.Derived = append(w.cur.Derived, alias)
 	}
 	for _, item := range r.Functions {
 		// Each item is a list: the call and its column definitions.

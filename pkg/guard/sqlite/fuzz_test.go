@@ -57,3 +57,32 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNames: Names never panics, a refusal has a code and a reason, and a
+// column is only ever tied to a table the statement names.
+func FuzzNames(f *testing.F) {
+	for _, tc := range hostile {
+		f.Add(tc.sql)
+	}
+	for _, q := range analytics {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		st, ref := Reader{}.Names(q)
+		if ref != nil {
+			if st != nil || ref.Code == "" || ref.Reason == "" {
+				t.Fatalf("%q: refusal %+v with statement %+v", q, ref, st)
+			}
+			return
+		}
+		tables := map[string]bool{}
+		for _, n := range st.Tables("main") {
+			tables[n] = true
+		}
+		for _, c := range st.ColumnRefs("main") {
+			if k := (guard.Table{Schema: c.Schema, Name: c.Table}).QualifiedName("main"); !tables[k] {
+				t.Fatalf("%q: column %+v tied to %s, which it does not name", q, c, k)
+			}
+		}
+	})
+}

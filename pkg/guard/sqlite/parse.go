@@ -37,6 +37,27 @@ type parser struct {
 	i     int
 	sh    *shape
 	depth int // of nested SELECT statements
+	// cur collects the column references of the SELECT whose clauses are
+	// being read (nil in ORDER BY, LIMIT, VALUES); clause names the clause.
+	// cores counts the enclosing SELECTs whose columns are in view.
+	cur    *colScope
+	clause string
+	cores  int
+}
+
+// colScope collects one SELECT's column references until its Columns are
+// known.
+type colScope struct {
+	idx     int
+	uses    []colUse
+	aliases map[string]bool // the select list's output names, folded
+	refs    map[string]bool // the names of its FROM items, folded
+}
+
+// colUse is a column reference and the clause it was written in.
+type colUse struct {
+	guard.ColumnUse
+	clause string
 }
 
 // env is the CTE names visible at a point of the statement.
@@ -119,7 +140,9 @@ func (p *parser) accept(kw string) bool {
 // selectStmt: [WITH …] compound [ORDER BY …] [LIMIT …].
 func (p *parser) selectStmt(e *env) {
 	p.depth++
-	defer func() { p.depth-- }()
+	cur := p.cur
+	p.cur = nil
+	defer func() { p.depth--; p.cur = cur }()
 	if p.peek().is("WITH") {
 		e = p.with(e)
 	}
@@ -212,24 +235,35 @@ func (p *parser) core(e *env) {
 	}
 	p.expectKw("SELECT")
 	idx := len(p.sh.scopes)
-	p.sh.scopes = append(p.sh.scopes, guard.Scope{})
+	p.sh.scopes = append(p.sh.scopes, guard.Scope{Nested: p.cores > 0})
+	cs := &colScope{idx: idx, aliases: map[string]bool{}, refs: map[string]bool{}}
+	cur, clause := p.cur, p.clause
+	p.cur = cs
+	p.cores++
+	defer func() { p.cur, p.clause = cur, clause; p.cores-- }()
 	if !p.accept("DISTINCT") {
 		p.accept("ALL")
 	}
+	p.clause = "select"
 	p.exprList(e, stopClause)
 	if p.accept("FROM") {
+		p.clause = "from"
 		p.fromList(idx, e)
 	}
 	if p.accept("WHERE") {
+		p.clause = "where"
 		p.bounds(idx, p.expr(e, stopClause))
 	}
 	if p.accept("GROUP") {
+		p.clause = "group"
 		p.expectKw("BY")
 		p.exprList(e, stopClause)
 	}
 	if p.accept("HAVING") {
+		p.clause = "having"
 		p.expr(e, stopClause)
 	}
+	p.clause = "window"
 	if p.accept("WINDOW") {
 		for {
 			p.next() // the window's name
@@ -246,6 +280,7 @@ func (p *parser) core(e *env) {
 	default:
 		p.fail("unexpected %s after a SELECT's clauses", describe(t))
 	}
+	p.sh.scopes[idx].Columns = cs.columns()
 }
 
 // fromList: source (joinop source [ON expr | USING (columns)])*.
@@ -255,6 +290,9 @@ func (p *parser) core(e *env) {
 // the WHERE, limit every table of the scope.
 func (p *parser) fromList(idx int, e *env) {
 	left := p.sourceRefs(idx, e)
+	// single is the one table read so far, for the columns of a USING; ""
+	// once the left side is more than one table.
+	single := p.single(idx, len(left))
 	for {
 		t := p.peek()
 		outer := ""
@@ -272,6 +310,7 @@ func (p *parser) fromList(idx int, e *env) {
 		default:
 			return
 		}
+		derived := len(p.sh.scopes[idx].Derived)
 		right := p.sourceRefs(idx, e)
 		switch {
 		case p.accept("ON"):
@@ -286,9 +325,16 @@ func (p *parser) fromList(idx int, e *env) {
 			}
 			p.boundsLimiting(idx, p.expr(e, stopJoin), limits)
 		case p.accept("USING"):
+			start := p.i
 			p.skipParens()
+			sides := []string{single}
+			if len(right) == 1 && len(p.sh.scopes[idx].Derived) == derived {
+				sides = append(sides, right[0])
+			}
+			p.using(p.toks[start:p.i], sides)
 		}
 		left = append(left, right...)
+		single = ""
 	}
 }
 
@@ -315,13 +361,23 @@ func (p *parser) source(idx int, e *env) {
 	switch {
 	case t.op("("):
 		p.next()
+		sub := false
 		if n := p.peek(); n.is("SELECT") || n.is("WITH") || n.is("VALUES") {
+			// SQLite has no LATERAL: a FROM subquery sees only the columns
+			// of the SELECTs enclosing this one.
+			cores := p.cores
+			if !p.sh.scopes[idx].Nested {
+				p.cores = 0
+			}
 			p.selectStmt(e)
+			p.cores, sub = cores, true
 		} else {
 			p.fromList(idx, e)
 		}
 		p.expectOp(")")
-		p.alias()
+		if alias := p.alias(); sub || alias != "" {
+			p.derived(idx, alias)
+		}
 		return
 	case t.kind != kWord && t.kind != kIdent:
 		p.fail("expected a table, found %s", describe(t))
@@ -344,7 +400,7 @@ func (p *parser) source(idx int, e *env) {
 			p.exprList(e, stopNone)
 		}
 		p.expectOp(")")
-		p.alias()
+		p.derived(idx, p.alias())
 		return
 	}
 	alias := p.alias()
@@ -354,10 +410,60 @@ func (p *parser) source(idx int, e *env) {
 	} else if p.peek().is("NOT") && p.at(1).is("INDEXED") {
 		p.i += 2
 	}
+	ref := alias
+	if ref == "" {
+		ref = name
+	}
 	if schema == "" && e.has(name) {
+		p.derived(idx, ref)
 		return // a CTE, not a table
 	}
 	p.sh.scopes[idx].Tables = append(p.sh.scopes[idx].Tables, guard.Table{Schema: schema, Name: name, Alias: alias})
+	if p.cur != nil {
+		p.cur.refs[foldASCII(ref)] = true
+	}
+}
+
+// derived records a FROM item of scope idx that is not a table — a
+// subquery, a table-valued function, a CTE, an aliased join — under the
+// name it is referred to by ("" when none).
+func (p *parser) derived(idx int, name string) {
+	p.sh.scopes[idx].Derived = append(p.sh.scopes[idx].Derived, name)
+	if p.cur != nil && name != "" {
+		p.cur.refs[foldASCII(name)] = true
+	}
+}
+
+// single returns the ref of scope idx's one table when its FROM so far is
+// exactly that table (n refs, no derived item).
+func (p *parser) single(idx, n int) string {
+	sc := p.sh.scopes[idx]
+	if n != 1 || len(sc.Tables) != 1 || len(sc.Derived) != 0 {
+		return ""
+	}
+	if sc.Tables[0].Alias != "" {
+		return sc.Tables[0].Alias
+	}
+	return sc.Tables[0].Name
+}
+
+// using records the columns of a USING list (its tokens with the
+// parentheses) as uses of each side that is one table, refs naming them
+// ("" for a side that is not): a USING column is a column of both sides.
+func (p *parser) using(list []token, refs []string) {
+	if p.cur == nil {
+		return
+	}
+	for _, t := range list {
+		if t.kind != kWord && t.kind != kIdent {
+			continue
+		}
+		for _, ref := range refs {
+			if ref != "" {
+				p.cur.uses = append(p.cur.uses, colUse{guard.ColumnUse{Qualifier: ref, Name: t.name()}, p.clause})
+			}
+		}
+	}
 }
 
 // alias reads an optional [AS] alias.
@@ -440,6 +546,7 @@ func (p *parser) expr(e *env, s stop) []token {
 				return p.toks[start:p.i]
 			}
 		}
+		p.note(depth)
 		p.next()
 	}
 }

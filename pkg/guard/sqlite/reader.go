@@ -61,6 +61,11 @@ type Reader struct {
 	Policy guard.Policy
 }
 
+var (
+	_ guard.Reader     = Reader{}
+	_ guard.NameLister = Reader{}
+)
+
 // Reading is everything Inspect learned about one statement.
 type Reading struct {
 	guard.Statement
@@ -111,32 +116,11 @@ func (r Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 // Inspect reads one statement. Its error is a *contracts.Refusal, a
 // *CompileError, or the Compiler's own failure.
 func (r Reader) Inspect(sql string) (*Reading, error) {
-	if ref := guard.CheckShape(sql, guard.LexSQLite); ref != nil { // before any native parser: docs/guard.md
+	toks, end, ref := split(sql)
+	if ref != nil {
 		return nil, ref
 	}
-	switch {
-	case strings.IndexByte(sql, 0) >= 0:
-		return nil, guard.Refuse(contracts.RefuseUnparsable, "the statement contains a NUL byte",
-			"remove the NUL byte; SQLite would ignore everything after it")
-	case !utf8.ValidString(sql):
-		return nil, guard.Refuse(contracts.RefuseUnparsable, "the statement is not valid UTF-8", "send the statement as UTF-8 text")
-	}
-	toks := lex(sql)
-	first := 0
-	for toks[first].kind == kSemi {
-		first++
-	}
-	if toks[first].kind == kEOF {
-		return nil, guard.Refuse(contracts.RefuseEmpty, "the statement is empty (only whitespace, comments or ';')",
-			"send one SELECT statement")
-	}
-	end := first
-	for toks[end].kind != kEOF && toks[end].kind != kSemi {
-		end++
-	}
-	stmt := append(toks[first:end:end], token{kEOF, len(sql), ""})
-	last := toks[end-1]
-	text := sql[toks[first].pos : last.pos+len(last.text)]
+	stmt, text := first(sql, toks, end)
 
 	lead := stmt[0]
 	isPragma := lead.is("PRAGMA")
@@ -161,12 +145,8 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 	default:
 		return nil, leadRefusal(lead)
 	}
-	for j := end; toks[j].kind != kEOF; j++ {
-		if toks[j].kind != kSemi {
-			return nil, guard.Refuse(contracts.RefuseNotOneStatement,
-				fmt.Sprintf("the text holds more than one statement: after the ';' at byte %d another begins with %s", toks[end].pos, describe(toks[j])),
-				"send exactly one SELECT per call: remove the ';' and everything after it")
-		}
+	if ref := onlyOne(toks, end); ref != nil {
+		return nil, ref
 	}
 	if ref := deniedByName(stmt); ref != nil {
 		return nil, ref
@@ -233,7 +213,104 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 	}
 	rd.Followed = sh.err == nil
 	rd.Scopes = merge(sh, rd.Reads)
+	addReadColumns(rd.Scopes, rd.Reads)
+	rd.ColumnsRead = true
 	return rd, nil
+}
+
+// Names implements guard.NameLister. Read compiles a statement against the
+// database's schema, so one that names a table or column the database lacks
+// is refused with no Statement; Names reads the same text with the scope
+// reader alone, without the schema: each SELECT's tables (unqualified names
+// left in no schema) and the column names it writes (Scope.Columns). It
+// refuses only what it cannot read — not one statement, not a SELECT, a
+// shape the scope reader does not follow — and checks nothing else: its
+// Statement names what the text refers to and never says it may run.
+func (r Reader) Names(sql string) (*guard.Statement, *contracts.Refusal) {
+	toks, end, ref := split(sql)
+	if ref != nil {
+		return nil, ref
+	}
+	stmt, text := first(sql, toks, end)
+	if lead := stmt[0]; !lead.is("SELECT") && !lead.is("WITH") && !lead.is("VALUES") {
+		return nil, leadRefusal(lead)
+	}
+	if ref := onlyOne(toks, end); ref != nil {
+		return nil, ref
+	}
+	sh := readShape(stmt)
+	verb := sh.verb
+	if verb == "" {
+		verb = bodyVerb(stmt)
+	}
+	if verb != "SELECT" && verb != "VALUES" {
+		return nil, leadRefusal(token{kind: kWord, text: verb})
+	}
+	if sh.err != nil {
+		return nil, guard.Refuse(contracts.RefuseUnsupported,
+			"the guard cannot follow the statement's structure: "+sh.err.Error(),
+			"write it as one SELECT in SQLite's dialect")
+	}
+	for i := range sh.scopes {
+		for j := range sh.scopes[i].Tables {
+			t := &sh.scopes[i].Tables[j]
+			t.System = systemTable(t.Name)
+		}
+	}
+	return &guard.Statement{Text: text, Canonical: canonical(stmt), Scopes: sh.scopes, Names: guard.NamesASCIIFold, ColumnsRead: true}, nil
+}
+
+// split lexes sql after the checks every reading begins with and returns
+// its tokens and the index of the token that ends the first statement (a
+// ';' or the end).
+func split(sql string) (toks []token, end int, ref *contracts.Refusal) {
+	if ref := guard.CheckShape(sql, guard.LexSQLite); ref != nil { // before any native parser: docs/guard.md
+		return nil, 0, ref
+	}
+	switch {
+	case strings.IndexByte(sql, 0) >= 0:
+		return nil, 0, guard.Refuse(contracts.RefuseUnparsable, "the statement contains a NUL byte",
+			"remove the NUL byte; SQLite would ignore everything after it")
+	case !utf8.ValidString(sql):
+		return nil, 0, guard.Refuse(contracts.RefuseUnparsable, "the statement is not valid UTF-8", "send the statement as UTF-8 text")
+	}
+	toks = lex(sql)
+	first := 0
+	for toks[first].kind == kSemi {
+		first++
+	}
+	if toks[first].kind == kEOF {
+		return nil, 0, guard.Refuse(contracts.RefuseEmpty, "the statement is empty (only whitespace, comments or ';')",
+			"send one SELECT statement")
+	}
+	end = first
+	for toks[end].kind != kEOF && toks[end].kind != kSemi {
+		end++
+	}
+	return toks, end, nil
+}
+
+// first returns the first statement's tokens, ending with kEOF, and its text.
+func first(sql string, toks []token, end int) (stmt []token, text string) {
+	start := 0
+	for toks[start].kind == kSemi {
+		start++
+	}
+	stmt = append(toks[start:end:end], token{kEOF, len(sql), ""})
+	last := toks[end-1]
+	return stmt, sql[toks[start].pos : last.pos+len(last.text)]
+}
+
+// onlyOne refuses a text with a statement after the first one.
+func onlyOne(toks []token, end int) *contracts.Refusal {
+	for j := end; toks[j].kind != kEOF; j++ {
+		if toks[j].kind != kSemi {
+			return guard.Refuse(contracts.RefuseNotOneStatement,
+				fmt.Sprintf("the text holds more than one statement: after the ';' at byte %d another begins with %s", toks[end].pos, describe(toks[j])),
+				"send exactly one SELECT per call: remove the ';' and everything after it")
+		}
+	}
+	return nil
 }
 
 // maxLookups bounds the names Inspect looks up for one statement; a read

@@ -19,8 +19,21 @@ func (c Connection) Descriptor() contracts.ConnectionDescriptor {
 		Engine:      c.Engine,
 		Description: c.Description,
 		Identity:    c.Identity(),
+		Policy:      c.PolicyDigest(),
 		Demo:        c.Demo,
 	}
+}
+
+// PolicyDigest fingerprints what the connection lets a statement read (its
+// readable patterns), so that what was learnt under one policy — a captured
+// inventory — is not reused under another.
+func (c Connection) PolicyDigest() string {
+	h := sha256.New()
+	for _, p := range c.Readable {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // Identity is a hex SHA-256 fingerprint of what the connection reaches, so two

@@ -157,6 +157,14 @@ type RunSummary struct {
 	FinishedAt  *time.Time             `json:"finishedAt,omitempty"`
 	StopReason  contracts.StopReason   `json:"stopReason,omitempty"`
 	GoalVerdict *contracts.GoalVerdict `json:"goalVerdict,omitempty"`
+	// RootRunID and Position place the run in its conversation: the
+	// conversation's first run and this run's place in it (1 for a run of
+	// its own). Absent on runs recorded before conversations existed.
+	RootRunID string `json:"rootRunId,omitempty"`
+	Position  int    `json:"position,omitempty"`
+	// ThreadDeclined is set when the run asked to continue a conversation and
+	// started without it: "unavailable", "disabled" or "error".
+	ThreadDeclined string `json:"threadDeclined,omitempty"`
 }
 
 // RunList answers GET /api/agent/runs: the caller's runs, the most recently

@@ -10,6 +10,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/fence/fencetest"
 	"github.com/sondehq/sonde/pkg/ledger"
@@ -83,6 +84,16 @@ func TestHostileTextNeverForgesAFence(t *testing.T) {
 	rec := ledger.Fold(started.RunID, es)
 	t.Logf("ledger: %v", kinds(es))
 
+	snapshotFences := 0
+	for _, e := range es {
+		if e.Kind == contracts.KindContextCaptured {
+			v, _ := e.Decode()
+			snapshotFences = strings.Count(v.(*contracts.ContextCaptured).Text, fence.Open)
+		}
+	}
+	if snapshotFences == 0 {
+		t.Fatal("the run captured no fenced snapshot")
+	}
 	reqs := modelRequests(s)
 	if len(reqs) < 5 {
 		t.Fatalf("the model was asked %d times, want at least 5", len(reqs))
@@ -104,9 +115,10 @@ func TestHostileTextNeverForgesAFence(t *testing.T) {
 				}
 			}
 		}
-		// The fences the server opened by then: the snapshot, and one per
-		// read that came back with rows or a database error.
-		opened := 1
+		// The fences the server opened by then: the snapshot's (its
+		// relations and foreign-key blocks), and one per read that came
+		// back with rows or a database error.
+		opened := snapshotFences
 		for _, tr := range req.ToolMessages() {
 			if strings.HasPrefix(tr.Content, "Result stored as") || strings.HasPrefix(tr.Content, "The database failed") {
 				opened++

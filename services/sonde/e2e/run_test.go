@@ -341,7 +341,6 @@ func TestBadRequestsAndForeignActors(t *testing.T) {
 		{api.StartRunRequest{Objective: "  ", ConnectionID: "demo"}, contracts.CodeMissingObjective},
 		{api.StartRunRequest{Objective: "x", ConnectionID: "prod-primary"}, contracts.CodeUnknownConnection},
 		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", Mode: "root"}, contracts.CodeUnknownMode},
-		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", Mode: contracts.ModePlanning}, contracts.CodeUnsupportedFeature},
 		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowOperations}, contracts.CodeUnsupportedFeature},
 	}
 	for _, b := range bad {

@@ -249,73 +249,16 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if ref := req.Repeated(st.Fingerprint()); ref != nil {
 		return Result{}, ref
 	}
-	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout, true, nil)
+	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout)
 	res.Fingerprint = st.Fingerprint()
 	return res, err
 }
 
-// SchemaSQL composes the catalog read of a schema operation, in the shape
-// every engine's schema read has (type, name, tbl_name, sql): each table,
-// view and index of the database's own catalog with the DDL DuckDB keeps for
-// it (duckdb_tables, duckdb_views, duckdb_indexes), names qualified with
-// their schema. It is narrowed (case-insensitively) to a schema and a table
-// when they are given, and to the readable patterns. The values are bound as
-// parameters in the order SchemaSQL returns them.
-func SchemaSQL(schema, table string, readable []string) (string, []any) {
-	var args []any
-	filter := func(b *strings.Builder, tableCol string) {
-		if schema != "" {
-			b.WriteString(" AND lower(schema_name) = lower(?)")
-			args = append(args, schema)
-		}
-		if table != "" {
-			b.WriteString(" AND lower(" + tableCol + ") = lower(?)")
-			args = append(args, table)
-		}
-		if len(readable) > 0 {
-			b.WriteString(" AND (")
-			for i, p := range readable {
-				if i > 0 {
-					b.WriteString(" OR ")
-				}
-				b.WriteString("lower(schema_name || '.' || " + tableCol + ") GLOB lower(?)")
-				args = append(args, p)
-			}
-			b.WriteString(")")
-		}
-	}
-	var b strings.Builder
-	b.WriteString("SELECT type, name, tbl_name, sql FROM (\n")
-	b.WriteString("  SELECT 'table' AS type, schema_name || '.' || table_name AS name, schema_name || '.' || table_name AS tbl_name, sql, 0 AS rank\n")
-	b.WriteString("  FROM duckdb_tables() WHERE database_name = current_database() AND NOT internal")
-	filter(&b, "table_name")
-	b.WriteString("\n  UNION ALL\n")
-	b.WriteString("  SELECT 'view', schema_name || '.' || view_name, schema_name || '.' || view_name, sql, 1\n")
-	b.WriteString("  FROM duckdb_views() WHERE database_name = current_database() AND NOT internal")
-	filter(&b, "view_name")
-	b.WriteString("\n  UNION ALL\n")
-	b.WriteString("  SELECT 'index', schema_name || '.' || index_name, schema_name || '.' || table_name, sql, 2\n")
-	b.WriteString("  FROM duckdb_indexes() WHERE database_name = current_database()")
-	filter(&b, "table_name")
-	b.WriteString("\n) ORDER BY lower(tbl_name), rank, name")
-	return b.String(), args
-}
-
-// Schema runs the catalog read SchemaSQL composes. Errors as for Read.
-// The readable patterns are applied here, by the rule a read is held to
-// (guard.Policy.CanRead: DuckDB's case-insensitive names, '*' within one
-// part), not by SQL pattern matching.
-func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error) {
-	stmt, args := SchemaSQL(req.Schema, req.Table, nil)
-	keep := func(row []any) bool {
-		qualified, _ := row[2].(string)
-		schema, name, _ := strings.Cut(qualified, ".")
-		return e.policy.CanRead(guard.NamesFold, guard.Table{Schema: schema, Name: name})
-	}
-	return e.run(ctx, stmt, args, req.Limits, req.Timeout, false, keep)
-}
-
-func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration, agree bool, keep func([]any) bool) (res Result, err error) {
+// run sends one SELECT, a guarded read's or a composed catalog statement:
+// DuckDB's prepare must agree it is one SELECT, and it runs wrapped so that
+// DuckDB produces no more than limits can use (bounded.go), its columns
+// keeping the statement's own names. Errors as for Read.
+func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration) (res Result, err error) {
 	res.SQL = stmt
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -331,21 +274,16 @@ func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rows
 		return res, classify(err, timeout)
 	}
 	defer conn.Close()
-	// A read runs wrapped so that DuckDB produces no more than the limits
-	// can use (bounded.go); its columns keep the statement's own names.
-	var cols []column
-	query := stmt
-	if agree {
-		if cols, err = engineAgrees(conn, stmt, timeout); err != nil {
-			return res, err
-		}
-		if cols == nil {
-			if cols, err = probeColumns(ctx, conn, stmt, params); err != nil {
-				return res, e.failed(err, timeout)
-			}
-		}
-		query = boundedSQL(stmt, cols, limits)
+	cols, err := engineAgrees(conn, stmt, timeout)
+	if err != nil {
+		return res, err
 	}
+	if cols == nil {
+		if cols, err = probeColumns(ctx, conn, stmt, params); err != nil {
+			return res, e.failed(err, timeout)
+		}
+	}
+	query := boundedSQL(stmt, cols, limits)
 
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()
@@ -355,12 +293,7 @@ func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rows
 		return res, e.failed(err, timeout)
 	}
 	defer rows.Close()
-	var set *rowset.Set
-	if agree {
-		set, err = collectBounded(rows, cols, limits)
-	} else {
-		set, err = rowset.Collect(rows, limits, value, keep)
-	}
+	set, err := collectBounded(rows, cols, limits)
 	res.Rows = set
 	var tooLarge *rowset.TooLargeError
 	if err != nil && !errors.As(err, &tooLarge) {

@@ -308,35 +308,6 @@ func TestErrorsClassified(t *testing.T) {
 	}
 }
 
-func TestSchema(t *testing.T) {
-	e := open(t, fixture(t), []string{"main.orders", "main.customers", "main.paid"}, nil)
-	res, err := e.Schema(context.Background(), engine.Request{Limits: truncateLimits, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects := map[string]string{}
-	for _, r := range res.Rows.Rows {
-		objects[r[1].(string)] = r[0].(string)
-	}
-	if len(objects) != 3 || objects["main.paid"] != "view" || objects["main.orders"] != "table" {
-		t.Errorf("schema lists %v (only readable tables)", objects)
-	}
-	res, err = e.Schema(context.Background(), engine.Request{Schema: "MAIN", Table: "Orders", Limits: truncateLimits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Rows.Rows) != 1 || !strings.Contains(res.Rows.Rows[0][3].(string), "total DECIMAL(10,2)") {
-		t.Errorf("orders: %v", res.Rows.Rows)
-	}
-	if !strings.Contains(res.SQL, "duckdb_tables()") {
-		t.Errorf("schema SQL %s", res.SQL)
-	}
-	res, err = e.Schema(context.Background(), engine.Request{Table: "secrets", Limits: truncateLimits})
-	if err != nil || len(res.Rows.Rows) != 0 {
-		t.Errorf("an unreadable table is not described: %v %v", err, res.Rows)
-	}
-}
-
 func TestConcurrentReads(t *testing.T) {
 	e := open(t, fixture(t), nil, nil)
 	var wg sync.WaitGroup
@@ -388,13 +359,16 @@ func TestChinook(t *testing.T) {
 	}
 	before := digest(t, path)
 	e := open(t, path, nil, nil)
-	res, err := e.Schema(context.Background(), engine.Request{Limits: rowset.Limits{MaxRows: 1000, MaxBytes: 1 << 20, Truncate: true}})
-	if err != nil || len(res.Rows.Rows) == 0 {
-		t.Fatalf("schema: %v", err)
+	cat, err := e.Relations(context.Background(), engine.Request{Timeout: 5 * time.Second})
+	if err != nil || len(cat.Relations) == 0 {
+		t.Fatalf("relations: %v", err)
 	}
-	table := res.Rows.Rows[0][1].(string) // schema.table
-	res, err = e.Read(context.Background(), engine.Request{SQL: "SELECT count(*) FROM " + table, Limits: refuseLimits, Timeout: 5 * time.Second})
-	if err != nil {
+	desc, err := e.Describe(context.Background(), engine.Request{Timeout: 5 * time.Second}, cat.Relations)
+	if err != nil || len(desc.Relations) != len(cat.Relations) || desc.Statements != 2 {
+		t.Fatalf("describe: %v (%d of %d relations, %d statements)", err, len(desc.Relations), len(cat.Relations), desc.Statements)
+	}
+	table := cat.Relations[0].QualifiedName()
+	if _, err = e.Read(context.Background(), engine.Request{SQL: "SELECT count(*) FROM " + table, Limits: refuseLimits, Timeout: 5 * time.Second}); err != nil {
 		t.Fatalf("count %s: %v", table, err)
 	}
 	e.Close()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
@@ -22,6 +23,7 @@ type Request struct {
 	// Params are bound separately from the statement text, never spliced in.
 	Params []any
 	// Schema and Table narrow a schema read; the engine writes the SQL.
+	// (Cataloger implementations list every relation; the executor narrows.)
 	Schema, Table string
 	// Profile is the execution profile (agent profiles use the connection's
 	// least-privilege credential where it has one).
@@ -69,8 +71,57 @@ type Result struct {
 // text in Message); anything else is reported as class other.
 type Engine interface {
 	Read(ctx context.Context, req Request) (Result, error)
-	Schema(ctx context.Context, req Request) (Result, error)
 	Close() error
+}
+
+// Cataloger is implemented by engines that read a structured inventory of
+// their relations (tables, views, materialized views, foreign and virtual
+// tables): the executor's inventory and schema operations page, bound and
+// render what it returns. Both methods send composed catalog statements
+// only, under the same read-only envelope as a read, and fail as Read does.
+type Cataloger interface {
+	// Relations lists the relations outside the engine's own catalogs in
+	// (schema, name) order, each with its Schema, Name, Kind and EngineKind
+	// only. Relations the connection's readable patterns do not allow are
+	// left out and counted in Catalog.Unreadable, never named.
+	Relations(ctx context.Context, req Request) (Catalog, error)
+	// Describe returns rels with their columns, primary key, unique
+	// constraints, foreign keys, indexes and the engine's estimated
+	// statistics filled in, in the order given. A relation that no longer
+	// exists is dropped. rels holds at most contracts.DefaultInventoryObjects.
+	Describe(ctx context.Context, req Request, rels []contracts.Relation) (Catalog, error)
+}
+
+// Definer is implemented by engines that keep each relation's definition as
+// written, comments included (SQLite's sqlite_schema.sql): a schema read
+// that describes a few relations in full shows it, since a comment is often
+// where a column's meaning or format is written down.
+type Definer interface {
+	// Definitions sets Definition on each of rels the engine holds one for.
+	Definitions(ctx context.Context, req Request, rels []contracts.Relation) (Catalog, error)
+}
+
+// Catalog is what one Cataloger call read and what it cost.
+type Catalog struct {
+	Relations []contracts.Relation
+	// Unreadable counts relations left out by the readable patterns.
+	Unreadable int
+	// StatisticsSource names where Describe's estimates came from; empty
+	// when the engine keeps none.
+	StatisticsSource string
+	// SQL is the catalog statements sent, for the record.
+	SQL []string
+	// Duration is the time spent at the database; Statements counts the
+	// statements sent.
+	Duration   time.Duration
+	Statements int
+}
+
+// Guarded is implemented by engines whose guard can be asked about a
+// statement without running it (a planning run's drafted statement): the
+// reader that parses the engine's dialect and the connection's policy.
+type Guarded interface {
+	Guard(ctx context.Context) (guard.Reader, guard.Policy, error)
 }
 
 // Options are what the executor tells an engine when it opens a connection.

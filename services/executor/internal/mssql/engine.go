@@ -196,7 +196,7 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, e
 			return ref
 		}
 		return nil
-	}, nil)
+	})
 	res.Fingerprint = st.Fingerprint()
 	return res, err
 }
@@ -257,59 +257,14 @@ var errSessionBad = errors.New("mssql: session left in an unknown state")
 // one at its end, where no bracket is open.
 func batch(text string) string { return text + "\n" }
 
-// SchemaSQL composes the catalog read of a schema operation: every column
-// of every table and view the login may see, with its type, nullability and
-// whether it is in the primary key, narrowed to schema and table when they
-// are set.
-func SchemaSQL(schema, table string) string {
-	var b strings.Builder
-	b.WriteString(`SELECT c.TABLE_SCHEMA AS table_schema, c.TABLE_NAME AS table_name, t.TABLE_TYPE AS table_type,
-       c.COLUMN_NAME AS column_name, c.DATA_TYPE AS data_type, c.CHARACTER_MAXIMUM_LENGTH AS max_length,
-       c.NUMERIC_PRECISION AS numeric_precision, c.NUMERIC_SCALE AS numeric_scale, c.IS_NULLABLE AS is_nullable,
-       CASE WHEN EXISTS (SELECT 1 FROM INFORMATION_SCHEMA.TABLE_CONSTRAINTS tc
-                           JOIN INFORMATION_SCHEMA.KEY_COLUMN_USAGE k
-                             ON k.CONSTRAINT_SCHEMA = tc.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = tc.CONSTRAINT_NAME
-                          WHERE tc.CONSTRAINT_TYPE = 'PRIMARY KEY' AND k.TABLE_SCHEMA = c.TABLE_SCHEMA
-                            AND k.TABLE_NAME = c.TABLE_NAME AND k.COLUMN_NAME = c.COLUMN_NAME)
-            THEN 'YES' ELSE 'NO' END AS primary_key
-  FROM INFORMATION_SCHEMA.COLUMNS c
-  JOIN INFORMATION_SCHEMA.TABLES t ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME
- WHERE c.TABLE_SCHEMA NOT IN ('sys', 'INFORMATION_SCHEMA')`)
-	if schema != "" {
-		b.WriteString("\n   AND c.TABLE_SCHEMA = " + quote(schema))
-	}
-	if table != "" {
-		b.WriteString("\n   AND c.TABLE_NAME = " + quote(table))
-	}
-	b.WriteString("\n ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION")
-	return b.String()
-}
-
 // quote writes s as a T-SQL Unicode string literal.
 func quote(s string) string { return "N'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// Schema runs the catalog read SchemaSQL composes and keeps the rows of
-// tables the connection may read. Errors as for Read.
-func (e *Engine) Schema(ctx context.Context, req engine.Request) (engine.Result, error) {
-	if strings.ContainsRune(req.Schema+req.Table, 0) {
-		return engine.Result{}, guard.Refuse(contracts.RefuseBadRequest, "a schema or table name holds a NUL byte", "name the schema and table plainly")
-	}
-	l := e.l
-	pol := e.policy(l)
-	keep := func(row []any) bool {
-		s, _ := row[0].(string)
-		t, _ := row[1].(string)
-		schema, system := guardmssql.SystemSchema(s, t)
-		return pol.CanRead(guard.NamesFold, guard.Table{Schema: schema, Name: t, System: system})
-	}
-	return e.run(ctx, l, req, SchemaSQL(req.Schema, req.Table), nil, keep)
-}
-
 // run sends stmt on one session of l: check (when set) first, then the
 // statement in a snapshot transaction that is always rolled back, its rows
-// collected under the request's limits. keep, when set, filters rows.
+// collected under the request's limits.
 func (e *Engine) run(ctx context.Context, l *login, req engine.Request, stmt string,
-	check func(context.Context, *sql.Conn) error, keep func([]any) bool) (res engine.Result, err error) {
+	check func(context.Context, *sql.Conn) error) (res engine.Result, err error) {
 	res.SQL = stmt
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -368,7 +323,7 @@ func (e *Engine) run(ctx context.Context, l *login, req engine.Request, stmt str
 		}
 		return value(v, dbType)
 	}
-	set, err := rowset.Collect(rows, req.Limits, convert, keep)
+	set, err := rowset.Collect(rows, req.Limits, convert, nil)
 	res.Rows = set
 	if err != nil {
 		var tooLarge *rowset.TooLargeError

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,9 +122,71 @@ func TestLiveRead(t *testing.T) {
 		t.Errorf("the pool did not recover after a timeout: %v", err)
 	}
 
-	res, err = e.Schema(ctx, engine.Request{Profile: contracts.ProfileInspect, Schema: "sonde_test", Table: "orders", Limits: req.Limits})
-	if err != nil || len(res.Rows.Rows) != 4 {
-		t.Errorf("schema: %v, %+v", err, res.Rows)
+}
+
+// TestLiveCatalog: Relations and Describe against a server, on tables with
+// every key shape, a view and a table no pattern allows.
+func TestLiveCatalog(t *testing.T) {
+	db, dsn := live(t)
+	ctx := context.Background()
+	drop := "DROP VIEW IF EXISTS sonde_test.big_orders; DROP TABLE IF EXISTS sonde_test.lines; " +
+		"DROP TABLE IF EXISTS sonde_test.customers; DROP TABLE IF EXISTS sonde_test.secrets"
+	for _, stmt := range []string{
+		drop,
+		"CREATE TABLE sonde_test.customers (id int PRIMARY KEY, email nvarchar(200) NOT NULL UNIQUE, country char(2), region varchar(10), CONSTRAINT customers_place UNIQUE (country, region))",
+		"CREATE TABLE sonde_test.secrets (id int PRIMARY KEY)",
+		"CREATE TABLE sonde_test.lines (order_id int NOT NULL REFERENCES sonde_test.orders (id), n int NOT NULL, customer_id int REFERENCES sonde_test.customers (id), secret_id int REFERENCES sonde_test.secrets (id), amount decimal(12,2), at datetime2(3), CONSTRAINT lines_pk PRIMARY KEY (order_id, n))",
+		"CREATE INDEX lines_at ON sonde_test.lines (at, amount) INCLUDE (customer_id)",
+		"CREATE UNIQUE INDEX lines_customer ON sonde_test.lines (customer_id, order_id, n)",
+		"CREATE VIEW sonde_test.big_orders AS SELECT id, total FROM sonde_test.orders WHERE total > 10",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("fixture: %s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() { db.Exec(drop) })
+	readable := []string{"SONDE_TEST.orders", "sonde_test.events", "sonde_test.customers", "sonde_test.lines", "sonde_test.big_orders"}
+	e, err := Open(ctx, Config{DSN: dsn, Readable: readable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	req := engine.Request{Profile: contracts.ProfileInspect, Timeout: 10 * time.Second}
+	cat, err := e.Relations(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range cat.Relations {
+		if r.Schema == "sonde_test" {
+			got = append(got, r.Name+":"+string(r.Kind))
+		}
+	}
+	want := "big_orders:view customers:table events:table lines:table orders:table"
+	if strings.Join(got, " ") != want || cat.Unreadable < 1 || cat.Statements != 1 {
+		t.Errorf("relations %q (%d unreadable, %d statements), want %q", got, cat.Unreadable, cat.Statements, want)
+	}
+	desc, err := e.Describe(ctx, req, []contracts.Relation{
+		{Schema: "sonde_test", Name: "LINES"}, {Schema: "sonde_test", Name: "customers"},
+		{Schema: "sonde_test", Name: "big_orders"}, {Schema: "sonde_test", Name: "secrets"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(desc.Relations) != 3 || desc.Unreadable != 1 || desc.Statements != 2 {
+		t.Fatalf("describe: %+v", desc)
+	}
+	lines, customers, view := desc.Relations[0], desc.Relations[1], desc.Relations[2]
+	if lines.Name != "lines" || len(lines.Columns) != 6 || lines.Columns[4].Type != "decimal(12,2)" || lines.Columns[5].Type != "datetime2(3)" ||
+		strings.Join(lines.PrimaryKey, ",") != "order_id,n" || len(lines.ForeignKeys) != 2 || len(lines.Indexes) != 2 ||
+		strings.Join(lines.Indexes[0].Columns, ",") != "at,amount" || !lines.Indexes[1].Unique || lines.Stats == nil {
+		t.Errorf("lines: %+v", lines)
+	}
+	if len(customers.Unique) != 2 || customers.Columns[1].Type != "nvarchar(200)" || customers.Columns[1].Nullable {
+		t.Errorf("customers: %+v", customers)
+	}
+	if view.Kind != contracts.RelationView || view.Stats != nil || len(view.Columns) != 2 {
+		t.Errorf("view: %+v", view)
 	}
 }
 

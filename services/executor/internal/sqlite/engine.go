@@ -12,7 +12,9 @@
 //   - the authorizer (guardsqlite.Authorizer), installed on every connection
 //     this engine opens and consulted by SQLite whenever it compiles, also
 //     while a statement runs: only reads of readable tables, allowlisted
-//     functions and the metadata pragmas compile;
+//     functions and the metadata pragmas compile (the engine's own inventory
+//     statements, never a caller's, run under catalogAuthorizer, which also
+//     lets them read sqlite_schema and sqlite_stat1: inventory.go);
 //   - mode=ro: the file is opened read-only, so a write fails with
 //     SQLITE_READONLY whatever compiled (never immutable=1, which would let
 //     SQLite read a file another process changes as if it were constant);
@@ -313,7 +315,7 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if ref := checkColumns(rd.Columns); ref != nil {
 		return Result{}, ref
 	}
-	res, err := e.run(ctx, conn, rd.Text, rd.CTEs, params, req.Limits, req.Timeout, nil)
+	res, err := e.run(ctx, conn, rd.Text, rd.CTEs, params, req.Limits, req.Timeout)
 	res.Fingerprint = rd.Fingerprint()
 	return res, err
 }
@@ -405,71 +407,21 @@ func checkColumns(cols []string) *contracts.Refusal {
 	return nil
 }
 
-// SchemaSQL composes the catalog read of a schema operation: every object's
-// type, name, table and DDL, SQLite's internal objects left out, narrowed to
-// one table (case-insensitively, as SQLite names are) when table is not empty.
-func SchemaSQL(table string) string {
-	var b strings.Builder
-	b.WriteString("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
-	if table != "" {
-		b.WriteString(" AND tbl_name = ")
-		b.WriteString(quote(table))
-		b.WriteString(" COLLATE NOCASE")
-	}
-	b.WriteString(" ORDER BY tbl_name COLLATE NOCASE, CASE type WHEN 'table' THEN 0 WHEN 'view' THEN 1 WHEN 'index' THEN 2 ELSE 3 END, name")
-	return b.String()
-}
-
-// quote writes s as an SQL string literal.
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// Schema runs the catalog read SchemaSQL composes, keeping only the objects
-// of readable tables. Errors as for Read.
-func (e *Engine) Schema(ctx context.Context, req engine.Request) (Result, error) {
-	if req.Schema != "" && !strings.EqualFold(req.Schema, DefaultSchema) {
-		return Result{}, &contracts.Refusal{Code: contracts.RefuseUnsupported,
-			Reason: fmt.Sprintf("a SQLite connection has one schema, main; there is no schema %q", req.Schema),
-			Fix:    "leave the schema out, or name a table"}
-	}
-	db, dbErr := e.current(ctx)
-	if dbErr != nil {
-		return Result{}, dbErr
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return Result{}, classify(err, req.Timeout, "")
-	}
-	defer conn.Close()
-	if err := setLimits(conn, e.valueLimit); err != nil {
-		return Result{}, classify(err, req.Timeout, "")
-	}
-	keep := func(row []any) bool {
-		name, _ := row[2].(string)
-		return e.policy.CanRead(guard.NamesASCIIFold, guard.Table{Schema: DefaultSchema, Name: name})
-	}
-	// The catalog itself is the executor's to read, whatever the patterns.
-	return e.run(ctx, conn, SchemaSQL(req.Table), nil, nil, req.Limits, req.Timeout, keep)
-}
-
 // OpenConnection is the executor's engine.Opener for sqlite connections: the
 // connection's readable patterns and large tables hold its reads.
 func OpenConnection(ctx context.Context, c connections.Connection, o engine.Options) (engine.Engine, error) {
 	return OpenWith(ctx, c.Path, guard.Policy{Readable: c.Readable, LargeTables: c.LargeTables}, o)
 }
 
-// run runs one statement on conn under the engine's authorizer (the
-// catalog's for a schema read, keep not nil) and collects its rows. ctes are
+// run runs one statement on conn under the engine's authorizer and
+// collects its rows. ctes are
 // the statement's CTE names that name no table (guardsqlite.Reading.CTEs):
 // SQLite compiles the statement again here, and reports a CTE read without
 // a column as it reports a table's.
-func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, ctes []string, args []any, limits rowset.Limits, timeout time.Duration, keep func([]any) bool) (res Result, err error) {
+func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, ctes []string, args []any, limits rowset.Limits, timeout time.Duration) (res Result, err error) {
 	res.SQL = stmt
-	p := e.policy
-	if keep != nil {
-		p = guardsqlite.CatalogPolicy()
-	}
 	rec := &guardsqlite.Record{}
-	if err := setAuthorizer(conn, guardsqlite.StatementAuthorizer(p, rec, ctes)); err != nil {
+	if err := setAuthorizer(conn, guardsqlite.StatementAuthorizer(e.policy, rec, ctes)); err != nil {
 		return res, classify(err, timeout, "")
 	}
 	// A pooled connection goes back under the connection's own policy.
@@ -493,7 +445,7 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, ctes []st
 	}
 	defer rows.Close()
 
-	set, err := rowset.Collect(rows, limits, finiteValue, keep)
+	set, err := rowset.Collect(rows, limits, finiteValue, nil)
 	res.Rows = set
 	if err != nil && tooBig(err) {
 		return res, e.tooLarge(&res, set, limits)

@@ -312,38 +312,6 @@ func TestSyntaxRefused(t *testing.T) {
 	}
 }
 
-func TestSchema(t *testing.T) {
-	e := open(t, fixture(t))
-	ctx := context.Background()
-	res, err := e.Schema(ctx, engine.Request{Table: "", Limits: refuseLimits, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.SQL != SchemaSQL("") || !strings.HasPrefix(res.SQL, "SELECT type, name, tbl_name, sql FROM sqlite_master") {
-		t.Errorf("SQL %q", res.SQL)
-	}
-	var names []string
-	for _, r := range res.Rows.Rows {
-		names = append(names, r[0].(string)+":"+r[1].(string))
-	}
-	if got := strings.Join(names, ","); got != "table:it's,table:n,index:n_i,table:t,view:v" {
-		t.Errorf("objects %s", got)
-	}
-
-	res, err = e.Schema(ctx, engine.Request{Table: "N", Limits: refuseLimits, Timeout: time.Second})
-	if err != nil || len(res.Rows.Rows) != 2 || !strings.Contains(res.Rows.Rows[0][3].(string), "CREATE TABLE n") {
-		t.Fatalf("schema of n: %v, %v", err, res.Rows)
-	}
-	res, err = e.Schema(ctx, engine.Request{Table: "it's", Limits: refuseLimits, Timeout: time.Second})
-	if err != nil || len(res.Rows.Rows) != 1 {
-		t.Fatalf("schema of it's: %v, %v", err, res.Rows)
-	}
-	res, err = e.Schema(ctx, engine.Request{Table: "x' OR 1=1 --", Limits: refuseLimits, Timeout: time.Second})
-	if err != nil || len(res.Rows.Rows) != 0 {
-		t.Fatalf("quoted table name: %v, %v", err, res.Rows)
-	}
-}
-
 func TestOpenFailures(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := Open(context.Background(), filepath.Join(dir, "missing.db"), guard.Policy{}); err == nil {

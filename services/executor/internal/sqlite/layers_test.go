@@ -203,7 +203,7 @@ func TestAuthorizerAloneRefusesWrites(t *testing.T) {
 
 // TestEngineConnectionsCarryAuthorizer sends writes straight to the
 // engine's own pooled connections, below the guard, on every connection the
-// pool holds and again after reads and a schema read swapped authorizers:
+// pool holds and again after reads and an inventory read swapped authorizers:
 // each is denied while compiling (SQLITE_AUTH), before mode=ro could refuse
 // it when it runs (SQLITE_READONLY). A connection without the authorizer
 // would show the read-only error instead.
@@ -238,10 +238,14 @@ func TestEngineConnectionsCarryAuthorizer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.Schema(ctx, engine.Request{Limits: refuseLimits, Timeout: 5 * time.Second}); err != nil {
+	cat, err := e.Relations(ctx, engine.Request{Timeout: 5 * time.Second})
+	if err != nil {
 		t.Fatal(err)
 	}
-	check("after reads and a schema read")
+	if _, err := e.Describe(ctx, engine.Request{Timeout: 5 * time.Second}, cat.Relations); err != nil {
+		t.Fatal(err)
+	}
+	check("after reads and an inventory read")
 	if after := fileState(t, path); after != before {
 		t.Fatalf("the file changed:\n before %s\n after  %s", before, after)
 	}

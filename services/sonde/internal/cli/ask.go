@@ -23,6 +23,8 @@ type askOptions struct {
 	token      string
 	connection string
 	workflow   string
+	mode       string
+	continues  string // --continue: the run whose conversation this one continues
 	jsonOut    bool
 	wait       time.Duration
 }
@@ -34,6 +36,11 @@ func newAskCmd() *cobra.Command {
 		Short: "Start an investigation, show it live, and print its report",
 		Long: `ask starts a run over the gateway's HTTP API, shows each step as it happens
 with the budget spent, and prints the report with its citations.
+
+With --mode planning the model runs nothing: it drafts one statement from the
+schema snapshot, and ask prints it with the guard's classification and the
+check of the names it reads against the snapshot; run it yourself with
+sonde query.
 
 Exit status: 0 when the run answered, 2 when it ended without answering,
 1 when the run could not be started or followed, 3 when the gateway could not
@@ -48,6 +55,8 @@ be reached or dropped the connection (the run may go on).`,
 	f.StringVar(&o.token, "token", "", "bearer token (needed when the gateway has SONDE_API_TOKENS)")
 	f.StringVar(&o.connection, "connection", "demo", "connection id to investigate")
 	f.StringVar(&o.workflow, "workflow", string(contracts.WorkflowInvestigation), "workflow type")
+	f.StringVar(&o.mode, "mode", string(contracts.ModeAgent), `"agent" (the model reads the database) or "planning" (it drafts a statement you run)`)
+	f.StringVar(&o.continues, "continue", "", "continue the conversation of this earlier run of yours (its objectives and newest report reach the model)")
 	f.BoolVar(&o.jsonOut, "json", false, "print the final run record as JSON instead of the report")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long for the gateway to come up (e.g. 30s)")
 	bindEnv(cmd)
@@ -64,8 +73,8 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 		return &exitError{code: ExitError, err: fmt.Errorf("agent runs are not available on this server (%s)", cfg.Reason)}
 	}
 	started, err := c.StartRun(ctx, api.StartRunRequest{
-		Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowType(o.workflow),
-		Objective: objective, ConnectionID: o.connection,
+		Mode: contracts.Mode(o.mode), WorkflowType: contracts.WorkflowType(o.workflow),
+		Objective: objective, ConnectionID: o.connection, PreviousRunID: o.continues,
 	})
 	if err != nil {
 		return remoteError(o.server, err)
@@ -154,6 +163,14 @@ func (p *progress) entry(e contracts.Entry) {
 		return
 	}
 	switch v := v.(type) {
+	case *contracts.RunStarted:
+		switch th := v.Thread; {
+		case th == nil:
+		case th.Declined != "":
+			p.printf("  · conversation not continued (%s): %s\n", th.Declined, th.DeclinedReason)
+		case th.Position > 1:
+			p.printf("  · continues conversation %s, step %d\n", th.RootRunID, th.Position)
+		}
 	case *contracts.DriverResolved:
 		demo := ""
 		if v.Demo {
@@ -161,9 +178,15 @@ func (p *progress) entry(e contracts.Entry) {
 		}
 		p.printf("  drive %d · model %s/%s%s\n", v.Drive, v.Provider, v.Model, demo)
 	case *contracts.ContextCaptured:
-		p.printf("  · schema snapshot captured (%s)\n", v.Fingerprint)
+		how := fmt.Sprintf("%d statements", v.Statements)
+		if v.InventoryRunID != "" {
+			how = "reused from run " + v.InventoryRunID
+		}
+		p.printf("  · schema snapshot captured (%s): %d of %d relations named, %s\n", v.Fingerprint, v.Packed, max(v.Total, v.Tables), how)
 	case *contracts.ContextUnavailable:
-		p.printf("  · no schema snapshot (%s)\n", v.Code)
+		p.printf("  · no schema snapshot (%s) %s\n", v.Code, v.Detail)
+	case *contracts.PlanStatementDrafted:
+		p.printf("  ✓ statement drafted (%s)\n", v.Dialect)
 	case *contracts.ToolInvoked:
 		p.printf("  → turn %d %s %s\n", v.Turn, v.Tool, oneLine(string(v.Arguments), 100))
 	case *contracts.ToolCompleted:
@@ -202,7 +225,9 @@ func budgetLine(r contracts.Record) string {
 
 func printReport(out io.Writer, r contracts.Record) {
 	fmt.Fprintln(out)
-	if len(r.Report) == 0 {
+	if r.Mode == contracts.ModePlanning {
+		printPlan(out, r)
+	} else if len(r.Report) == 0 {
 		fmt.Fprintln(out, "No report was composed.")
 	} else {
 		fmt.Fprintln(out, "Report")
@@ -243,6 +268,53 @@ func printReport(out io.Writer, r contracts.Record) {
 	}
 	if r.Detail != "" {
 		fmt.Fprintln(out, r.Detail)
+	}
+}
+
+// printPlan prints a planning run's answer: the drafted statement with the
+// guard's classification and the identifier check, or the model's prose.
+func printPlan(out io.Writer, r contracts.Record) {
+	p := r.Plan
+	if p == nil {
+		if r.Closing == "" {
+			fmt.Fprintln(out, "No plan was written.")
+			return
+		}
+		fmt.Fprintln(out, "Plan")
+		fmt.Fprintln(out, strings.TrimSpace(r.Closing))
+		return
+	}
+	fmt.Fprintf(out, "Drafted statement (%s, not run)\n\n%s\n\n", p.Dialect, p.SQL)
+	if p.ReadOnly {
+		fmt.Fprintln(out, "Guard: read-only; Sonde would run it as written.")
+	} else if p.Refusal != nil {
+		fmt.Fprintf(out, "Guard: refused (%s): %s\n  fix: %s\n", p.Refusal.Code, p.Refusal.Reason, p.Refusal.Fix)
+	} else {
+		fmt.Fprintln(out, "Guard: not classified (the guard could not be asked).")
+	}
+	id := p.Identifiers
+	switch {
+	case id.Status == contracts.IdentifiersNoInventory:
+		fmt.Fprintln(out, "Names: not checked, the run captured no schema snapshot.")
+	case id.Status != contracts.IdentifiersChecked:
+		fmt.Fprintln(out, "Names: not checked, the guard could not read the statement's names.")
+	case len(id.UnknownRelations)+len(id.UnknownColumns) == 0:
+		what := "tables"
+		if id.ColumnsChecked {
+			what = "tables and columns"
+		}
+		fmt.Fprintf(out, "Names: every %s it names that could be checked is in the snapshot.\n", what)
+	default:
+		for _, n := range id.UnknownRelations {
+			fmt.Fprintf(out, "Names: table %s is not in the snapshot\n", n)
+		}
+		for _, n := range id.UnknownColumns {
+			fmt.Fprintf(out, "Names: column %s is not in the snapshot\n", n)
+		}
+	}
+	if p.ReadOnly {
+		fmt.Fprintf(out, "Run it with: sonde query --connections FILE --connection %s %s\n", r.ConnectionID,
+			"'"+strings.ReplaceAll(oneLine(p.SQL, 1<<20), "'", `'\''`)+"'")
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/grounding"
 	"github.com/sondehq/sonde/services/executor"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/gateway/api"
@@ -234,6 +235,14 @@ func inspect(ctx context.Context, out, errOut io.Writer, conn connections.Connec
 	if art == nil {
 		return errors.New("the executor answered without a result")
 	}
+	if op == contracts.OpInventory && art.Inventory != nil {
+		if o.jsonOut {
+			writeJSON(out, art.Inventory)
+		} else {
+			printInventory(out, art.Inventory)
+		}
+		return nil
+	}
 	res := api.QueryResponse{Columns: art.Columns, Rows: art.Data, RowCount: len(art.Data),
 		Truncated: art.Truncated, TruncatedBy: art.TruncatedBy, DurationMs: reply.DurationMs}
 	if res.Rows == nil {
@@ -242,8 +251,6 @@ func inspect(ctx context.Context, out, errOut io.Writer, conn connections.Connec
 	switch {
 	case o.jsonOut:
 		writeJSON(out, res)
-	case op == contracts.OpSchema:
-		printSchema(out, res)
 	default:
 		printTable(out, res)
 	}
@@ -290,17 +297,23 @@ func printTable(out io.Writer, res api.QueryResponse) {
 	fmt.Fprintln(out, ")")
 }
 
-// printSchema writes each object's DDL under a comment naming it.
-func printSchema(out io.Writer, res api.QueryResponse) {
-	for _, row := range res.Rows {
-		if len(row) < 4 {
-			continue
-		}
-		fmt.Fprintf(out, "-- %v %v\n%v;\n\n", row[0], row[1], row[3])
+// printInventory writes each relation as the model reads it in full, then
+// what was left out.
+func printInventory(out io.Writer, inv *contracts.Inventory) {
+	for _, r := range inv.Relations {
+		fmt.Fprintln(out, grounding.Describe(r))
 	}
-	if res.Truncated {
-		fmt.Fprintf(out, "-- truncated by %s\n", strings.Join(res.TruncatedBy, ", "))
+	fmt.Fprintf(out, "(%d of %d readable %s", len(inv.Relations), inv.Total, plural(inv.Total, "relation"))
+	if inv.Truncated {
+		fmt.Fprintf(out, "; stopped at %d", inv.Limit)
 	}
+	if inv.Unreadable > 0 {
+		fmt.Fprintf(out, "; %d outside the readable patterns", inv.Unreadable)
+	}
+	if inv.StatisticsSource != "" {
+		fmt.Fprintf(out, "; estimates from %s", inv.StatisticsSource)
+	}
+	fmt.Fprintln(out, ")")
 }
 
 // cellValue writes one value on one line: NULL, numbers as they are, text

@@ -124,7 +124,7 @@ func TestSQLiteCommand(t *testing.T) {
 	}
 
 	out, errOut, code := run(t, "sqlite", db)
-	if code != ExitOK || !strings.Contains(out, "-- table orders\nCREATE TABLE orders") || !strings.Contains(out, "-- table payments") {
+	if code != ExitOK || !strings.Contains(out, "\"main\".\"orders\" — table") || !strings.Contains(out, "\"main\".\"payments\"") {
 		t.Fatalf("tables: exit %d\n%s\n%s", code, out, errOut)
 	}
 

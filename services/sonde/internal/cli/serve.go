@@ -75,6 +75,7 @@ type serveOptions struct {
 	execMemMB   int64  // memory budget of each executor, MiB
 	executors   string // executorsChild or executorsInProcess
 	supervised  bool   // this process is an executor child of another serve
+	threadCtx   bool   // --thread-context: continuing runs carry their conversation
 	flags       *pflag.FlagSet
 }
 
@@ -132,6 +133,7 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	f.IntVar(&o.jsReplicas, "js-replicas", 1, "replicas of Sonde's JetStream streams, buckets and object store (3 on a cluster)")
 	f.Int64Var(&o.execMemMB, "executor-memory-mb", executor.DefaultMemoryBudget>>20, "memory budget of each executor's operations in MiB, shared by its concurrent reads (docs/configuration.md)")
 	f.StringVar(&o.executors, "executors", executorsChild, `where executors run: "child" (each engine's executor in a supervised child process, so a crash in native code cannot take down the rest) or "in-process"`)
+	f.BoolVar(&o.threadCtx, "thread-context", true, "a run started with previousRunId carries its conversation (earlier objectives, the newest report); false starts every run without it (docs/configuration.md)")
 	f.BoolVar(&o.supervised, "supervised", false, "internal: this process is an executor child of sonde serve")
 	_ = f.MarkHidden("supervised")
 	bindEnv(cmd)
@@ -332,7 +334,7 @@ func serve(ctx context.Context, o serveOptions) error {
 		started = append(started, mt.Stop)
 	}
 	if runs(svcOrchestrator) {
-		orc, err := orchestrator.New(orchestrator.Config{Logger: log})
+		orc, err := orchestrator.New(orchestrator.Config{Logger: log, NoThreadContext: !o.threadCtx})
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ with SQL it runs one guarded SELECT under the inspect profile, its parameters
 				return fmt.Errorf("sqlite: %w", err)
 			}
 			conn := connections.Connection{ID: "sqlite", Engine: contracts.EngineSQLite, Path: path}
-			op, sql := contracts.OpSchema, ""
+			op, sql := contracts.OpInventory, ""
 			if len(args) == 2 {
 				op, sql = contracts.OpRead, args[1]
 			}
