@@ -47,7 +47,7 @@ mutants: toolchain
 
 ## bench: the benchmarks written up in docs/benchmarks.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./pkg/ledger/ ./services/orchestrator/ ./services/executor/ ./pkg/guard/postgres/ ./pkg/guard/duckdb/ ./pkg/guard/sqlite/
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./pkg/ledger/ ./pkg/grounding/ ./services/orchestrator/ ./services/executor/ ./pkg/guard/postgres/ ./pkg/guard/duckdb/ ./pkg/guard/sqlite/
 
 ## schemas: regenerate contracts/schema/*.json from the Go types.
 schemas:

@@ -130,7 +130,7 @@ m inventory-readable-duckdb ./services/executor/internal/duckdb/ 'TestRelations'
 m inventory-foreign-key-to-hidden ./services/executor/ 'TestReadablePatternsHoldInTheInventory' - \
 	services/executor/catalog.go 'if l.readable[l.key(fk.RefSchema, fk.RefName)] {' 'if true {'
 m planning-given-tools ./services/orchestrator/ 'TestPlanningRunIsToolless' - \
-	services/orchestrator/planning.go 'Tools: []contracts.ToolSpec{}, // toolless by construction' 'Tools: specsFor([]string{"run_read_query"}),'
+	services/orchestrator/planning.go 'd.nextTurn(ctx, []contracts.ToolSpec{}, noNotice) // toolless by construction' 'd.nextTurn(ctx, specsFor([]string{"run_read_query"}), noNotice)'
 m capture-reused-across-databases ./services/orchestrator/ 'TestCaptureIsReusedForTheSameDatabaseOnly' - \
 	services/orchestrator/capture.go 'if h.key == k && now.Sub(h.at) < c.maxAge {' 'if h.key.connection == k.connection && now.Sub(h.at) < c.maxAge {'
 

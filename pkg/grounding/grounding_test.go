@@ -203,3 +203,20 @@ func TestDescribeSaysEstimatesAndKeys(t *testing.T) {
 		t.Fatal("a relation without statistics must say so")
 	}
 }
+
+// BenchmarkPack packs inventories of 100, 1,000 and 5,000 tables for an
+// objective (docs/benchmarks.md); the capture itself is benchmarked per
+// engine in the executor's packages.
+func BenchmarkPack(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		inv := manyTables(n, invoices, customers)
+		words := Words("Which customers' invoices fell in March?")
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if p := Pack(inv, PackOptions{Words: words}); p.Named == 0 {
+					b.Fatal("nothing packed")
+				}
+			}
+		})
+	}
+}

@@ -306,33 +306,42 @@ func (d *drive) statementTimeout(rec contracts.Record) int64 {
 	return max(t, 1)
 }
 
+// nextTurn takes the run's next model turn with tools and the notice the
+// record calls for. When the run cannot take one — the drive was stopped,
+// the run is out of time or turns, the model failed — over is set and err is
+// what the drive returns, the ending recorded where there is one.
+func (d *drive) nextTurn(ctx context.Context, tools []contracts.ToolSpec, notice func(contracts.Record) string) (turn int, reply contracts.ModelTurnReply, over bool, err error) {
+	if ctx.Err() != nil {
+		return 0, reply, true, ctx.Err() // stopped: the lease lapses and another drive resumes
+	}
+	rec := d.record()
+	if d.remaining() <= 0 {
+		return 0, reply, true, d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
+	}
+	if rec.Spent.Turns >= d.maxTurns() {
+		return 0, reply, true, d.finish(ctx, contracts.StatusFailed, contracts.StopTurnLimit, "", "The run used its model turns.", true)
+	}
+	turn = rec.Spent.Turns + 1
+	reply, err = d.askModel(ctx, contracts.ModelTurnRequest{
+		RunID: d.runID, Turn: turn, Messages: transcript(d.entries, notice(rec)), Tools: tools,
+	})
+	switch {
+	case err == nil:
+		return turn, reply, false, nil
+	case ctx.Err() != nil:
+		return turn, reply, true, ctx.Err()
+	case d.remaining() <= 0:
+		return turn, reply, true, d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
+	}
+	return turn, reply, true, d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), detailOf(err), true)
+}
+
 func (d *drive) loop(ctx context.Context) error {
 	textOnly := 0
 	for {
-		if ctx.Err() != nil {
-			return ctx.Err() // stopped: the lease lapses and another drive resumes
-		}
-		rec := d.record()
-		if d.remaining() <= 0 {
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
-		}
-		if rec.Spent.Turns >= d.maxTurns() {
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopTurnLimit, "", "The run used its model turns.", true)
-		}
-		turn := rec.Spent.Turns + 1
-		reply, err := d.askModel(ctx, contracts.ModelTurnRequest{
-			RunID: d.runID, Turn: turn,
-			Messages: transcript(d.entries, d.reportNotice(rec)),
-			Tools:    specsFor(d.header.Tools),
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if d.remaining() <= 0 {
-				return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
-			}
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), detailOf(err), true)
+		turn, reply, over, err := d.nextTurn(ctx, specsFor(d.header.Tools), d.reportNotice)
+		if over {
+			return err
 		}
 		usage := reply.Usage // carried by the turn's first entry; the fold counts a turn once
 		if len(reply.ToolCalls) == 0 {

@@ -61,30 +61,11 @@ func planReminder(h *contracts.RunStarted) string {
 // names checked against the inventory; it is never executed.
 func (d *drive) plan(ctx context.Context) error {
 	reminded := hasEntry(d.entries, contracts.KindClosingStatement)
+	noNotice := func(contracts.Record) string { return "" }
 	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		rec := d.record()
-		if d.remaining() <= 0 {
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
-		}
-		if rec.Spent.Turns >= d.maxTurns() {
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopTurnLimit, "", "The run used its model turns.", true)
-		}
-		turn := rec.Spent.Turns + 1
-		reply, err := d.askModel(ctx, contracts.ModelTurnRequest{
-			RunID: d.runID, Turn: turn, Messages: transcript(d.entries, ""),
-			Tools: []contracts.ToolSpec{}, // toolless by construction
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if d.remaining() <= 0 {
-				return d.finish(ctx, contracts.StatusFailed, contracts.StopDeadlineExceeded, "", "The run used its time.", true)
-			}
-			return d.finish(ctx, contracts.StatusFailed, contracts.StopFailed, reasonOf(err), detailOf(err), true)
+		turn, reply, over, err := d.nextTurn(ctx, []contracts.ToolSpec{}, noNotice) // toolless by construction
+		if over {
+			return err
 		}
 		usage := reply.Usage
 		// A model that asks for a tool anyway has its calls ignored: only

@@ -299,9 +299,9 @@ func printPlan(out io.Writer, r contracts.Record) {
 	case id.Status != contracts.IdentifiersChecked:
 		fmt.Fprintln(out, "Names: not checked, the guard could not read the statement's names.")
 	case len(id.UnknownRelations)+len(id.UnknownColumns) == 0:
-		what := "tables"
+		what := "table"
 		if id.ColumnsChecked {
-			what = "tables and columns"
+			what = "table and column"
 		}
 		fmt.Fprintf(out, "Names: every %s it names that could be checked is in the snapshot.\n", what)
 	default:

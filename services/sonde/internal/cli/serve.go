@@ -76,6 +76,8 @@ type serveOptions struct {
 	executors   string // executorsChild or executorsInProcess
 	supervised  bool   // this process is an executor child of another serve
 	threadCtx   bool   // --thread-context: continuing runs carry their conversation
+	contextMax  int    // --context-max-chars: the schema snapshot's bound
+	capturesMax int    // --captures-held: inventories kept for later runs
 	flags       *pflag.FlagSet
 }
 
@@ -133,6 +135,8 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	f.IntVar(&o.jsReplicas, "js-replicas", 1, "replicas of Sonde's JetStream streams, buckets and object store (3 on a cluster)")
 	f.Int64Var(&o.execMemMB, "executor-memory-mb", executor.DefaultMemoryBudget>>20, "memory budget of each executor's operations in MiB, shared by its concurrent reads (docs/configuration.md)")
 	f.StringVar(&o.executors, "executors", executorsChild, `where executors run: "child" (each engine's executor in a supervised child process, so a crash in native code cannot take down the rest) or "in-process"`)
+	f.IntVar(&o.contextMax, "context-max-chars", 6000, "characters of relations a run's schema snapshot names (the most relevant to the objective first; the rest are counted)")
+	f.IntVar(&o.capturesMax, "captures-held", 8, "connections whose inventory the orchestrator keeps for later runs on the same database (0: read it for every run)")
 	f.BoolVar(&o.threadCtx, "thread-context", true, "a run started with previousRunId carries its conversation (earlier objectives, the newest report); false starts every run without it (docs/configuration.md)")
 	f.BoolVar(&o.supervised, "supervised", false, "internal: this process is an executor child of sonde serve")
 	_ = f.MarkHidden("supervised")
@@ -199,6 +203,9 @@ func serve(ctx context.Context, o serveOptions) error {
 	case executorsChild, executorsInProcess:
 	default:
 		return fmt.Errorf("--executors %q: use %q or %q", o.executors, executorsChild, executorsInProcess)
+	}
+	if o.contextMax < 500 || o.contextMax > 200_000 {
+		return fmt.Errorf("--context-max-chars %d: use 500 to 200000 (the default, 6000, suits most models)", o.contextMax)
 	}
 	if o.supervised {
 		// An executor child ends with its parent.
@@ -334,7 +341,8 @@ func serve(ctx context.Context, o serveOptions) error {
 		started = append(started, mt.Stop)
 	}
 	if runs(svcOrchestrator) {
-		orc, err := orchestrator.New(orchestrator.Config{Logger: log, NoThreadContext: !o.threadCtx})
+		orc, err := orchestrator.New(orchestrator.Config{Logger: log, NoThreadContext: !o.threadCtx,
+			ContextMaxChars: o.contextMax, CapturesHeld: capturesHeld(o.capturesMax)})
 		if err != nil {
 			return err
 		}
@@ -612,4 +620,13 @@ func ensureDemo(dataDir string) (connections.Connection, error) {
 		ID: "demo", Engine: "sqlite", Path: path, Demo: true,
 		Description: "Demo shop (SQLite): customers, products, orders, order_items, payments",
 	}, nil
+}
+
+// capturesHeld maps the flag's 0 ("none") onto the orchestrator's negative
+// (its zero means the default).
+func capturesHeld(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
