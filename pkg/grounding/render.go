@@ -20,9 +20,28 @@ import (
 // Quote writes an identifier double-quoted, doubling any quote inside: the
 // form every engine Sonde serves accepts, and one that shows the name
 // exactly, whatever characters it holds.
+//
+// A control character (a line break, a tab) is written escaped, as \n or
+// \x1b: a name read from the database must not start a line of its own in
+// a listing where each line is one relation.
 func Quote(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	name = strings.ReplaceAll(name, `"`, `""`)
+	if strings.ContainsFunc(name, isControl) {
+		var b strings.Builder
+		for _, r := range name {
+			if isControl(r) {
+				q := strconv.QuoteRune(r)
+				b.WriteString(q[1 : len(q)-1])
+				continue
+			}
+			b.WriteRune(r)
+		}
+		name = b.String()
+	}
+	return `"` + name + `"`
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 }
 
 // QualifiedName writes schema.name, each part quoted.
 func QualifiedName(schema, name string) string {

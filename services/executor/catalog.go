@@ -11,6 +11,7 @@ import (
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/grounding"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"github.com/sondehq/sonde/services/executor/internal/refuse"
 )
 
 // describeAtOnce is the most relations a schema read describes in full;
@@ -21,6 +22,22 @@ const describeAtOnce = 20
 // carries itself; a larger one travels in its artifact only (the object
 // store chunks it), so a reply never passes a NATS message limit.
 const inlineInventoryBytes = 256 << 10
+
+// maxSelector bounds each name a schema or inventory request narrows by: a
+// longer one names nothing a catalog holds, and a pattern is matched against
+// every relation.
+const maxSelector = 256
+
+// selectionProblem refuses a request whose names cannot be a selection.
+func selectionProblem(req *contracts.ExecRequest) *contracts.Refusal {
+	for _, f := range []struct{ name, v string }{{"schema", req.Schema}, {"table", req.Table}, {"pattern", req.Pattern}, {"after", req.After}} {
+		if len(f.v) > maxSelector {
+			return refuse.New(refuse.BadRequest, fmt.Sprintf("the %s argument is %d bytes, more than %d", f.name, len(f.v), maxSelector),
+				"name a table, a schema or a shorter pattern such as *word*")
+		}
+	}
+	return nil
+}
 
 // selection is what a schema or inventory request narrows to.
 type selection struct {

@@ -130,6 +130,10 @@ func TestInspectSchemaReachesEveryTable(t *testing.T) {
 	if r.Status != contracts.ExecOK || r.Artifact.Rows < 30 || !strings.Contains(r.Text, "readable relations match") {
 		t.Fatalf("a LIKE-style pattern lists its matches: %+v", r)
 	}
+	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = strings.Repeat("*a", 2000) + "b" }))
+	if r.Status != contracts.ExecRefused || r.Refusal.Code != "bad_request" {
+		t.Fatalf("a 4 KB pattern: %+v", r)
+	}
 	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Table = "nowhere" }))
 	if r.Status != contracts.ExecOK || r.Artifact.Rows != 0 || !strings.Contains(r.Text, "no readable relation matches") {
 		t.Fatalf("no match: %+v", r)
@@ -203,5 +207,21 @@ func TestCheckReadsWithoutRunning(t *testing.T) {
 	}
 	if r.Artifact != nil || r.Statements != 0 {
 		t.Fatalf("a check produced a result or sent statements: %+v", r)
+	}
+}
+
+func TestGlob(t *testing.T) {
+	for _, c := range []struct {
+		pattern, s string
+		want       bool
+	}{
+		{"*", "", true}, {"*", "orders", true}, {"ord*", "orders", true}, {"*ers", "orders", true},
+		{"*rde*", "orders", true}, {"o?ders", "orders", true}, {"o?ders", "oders", false},
+		{"orders", "orders_x", false}, {"*a*b*c", "aXbXc", true}, {"*a*b*c", "aXbXcX", false},
+		{"a**b", "ab", true}, {"", "", true}, {"", "x", false},
+	} {
+		if got := glob(c.pattern, c.s); got != c.want {
+			t.Errorf("glob(%q, %q) = %v", c.pattern, c.s, got)
+		}
 	}
 }

@@ -575,6 +575,9 @@ func (s *Service) put(ctx context.Context, art contracts.Artifact, reply contrac
 // catalogOp answers the operations served from the engine's catalog
 // (OpSchema, OpInventory).
 func (s *Service) catalogOp(ctx context.Context, op contracts.ExecOp, eng engine.Engine, req *contracts.ExecRequest, ereq engine.Request) contracts.ExecReply {
+	if ref := selectionProblem(req); ref != nil {
+		return refused(ref)
+	}
 	cat, ok := eng.(engine.Cataloger)
 	if !ok {
 		return refused(refuse.New(refuse.Unsupported,
