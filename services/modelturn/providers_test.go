@@ -88,6 +88,19 @@ func TestEveryProviderThroughItsSDK(t *testing.T) {
 					t.Fatalf("system prompt %+v", req.Messages[0])
 				}
 			})
+			t.Run("planning turn without tools", func(t *testing.T) {
+				s, srv := v.serve(t, fixed(modeltest.Reply{Text: "```postgres\nSELECT 1\n```"}))
+				req := userTurn("run-plan")
+				req.Tools = []contracts.ToolSpec{}
+				reply := s.Turn(context.Background(), req)
+				if reply.Failure != nil || !strings.Contains(reply.Text, "SELECT 1") {
+					t.Fatalf("reply %+v", reply)
+				}
+				got := srv.Requests()[0]
+				if len(got.Tools) != 0 || strings.Contains(string(got.Body), "run_read_query") {
+					t.Fatalf("a planning turn reached %s with tools: %s", v.provider, got.Body)
+				}
+			})
 			t.Run("single tool call", func(t *testing.T) {
 				s, _ := v.serve(t, fixed(modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: "run_read_query", Arguments: `{"sql":"SELECT count(*) FROM orders"}`}}}))
 				reply := s.Turn(context.Background(), toolTurn())
