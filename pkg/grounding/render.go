@@ -41,7 +41,9 @@ func Quote(name string) string {
 	return `"` + name + `"`
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 }
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029
+}
 
 // QualifiedName writes schema.name, each part quoted.
 func QualifiedName(schema, name string) string {
