@@ -301,6 +301,9 @@ type ToolCall struct {
 	// the turn's first entry, so the transcript rebuilt from the ledger shows
 	// the model its own reasoning.
 	Text string `json:"text,omitempty"`
+	// ModelMs is how long the model took to answer the turn, on the turn's
+	// first entry: the report reserve grows with the slowest turn.
+	ModelMs int64 `json:"modelMs,omitempty"`
 }
 
 // ToolInvoked is appended, and acknowledged, before the tool's effect.
@@ -311,6 +314,9 @@ type ToolInvoked struct {
 	StepID string `json:"stepId"`
 	// CorrelationID names the artifact this step will produce.
 	CorrelationID string `json:"correlationId,omitempty"`
+	// Normalised lists what was read leniently in the arguments as sent
+	// (ToolCall.Arguments keeps them verbatim), e.g. "\"query\" read as \"sql\"".
+	Normalised []string `json:"normalised,omitempty"`
 }
 
 // StepOutcome says how a step settled.
@@ -385,6 +391,10 @@ type Claim struct {
 type ReportComposed struct {
 	ToolCall
 	Claims []Claim `json:"claims"`
+	// Normalised lists what was read leniently in the arguments as sent
+	// (ToolCall.Arguments keeps them verbatim), e.g. "claims sent as a JSON
+	// string", "evidence 1.1 sent as a bare id".
+	Normalised []string `json:"normalised,omitempty"`
 }
 
 // ClosingStatement records prose the model wrote without calling a tool.
@@ -393,6 +403,8 @@ type ClosingStatement struct {
 	Text string `json:"text"`
 	// Usage is the token usage of the turn that said it.
 	Usage *Usage `json:"usage,omitempty"`
+	// ModelMs is how long the model took to answer the turn.
+	ModelMs int64 `json:"modelMs,omitempty"`
 }
 
 // PlanComparison records a comparison of two plans this run read.

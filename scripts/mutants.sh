@@ -58,9 +58,11 @@ m statement-budget-removed "$orch" 'TestDriveRefusesPastTheStatementBudget' - \
 m db-time-budget-removed "$orch" 'TestDriveRefusesPastTheDatabaseTimeBudget' - \
 	"$call" 'case rec.Spent.DBTimeMs >= b.DBTimeMs:' 'case false:'
 m repair-budget-removed "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case rec.Spent.Repairs >= b.MaxRepairs:' 'case false:'
+	"$call" 'case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:' 'case false:'
 m repair-budget-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case rec.Spent.Repairs >= b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
+	"$call" 'case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:' 'case op == contracts.OpRead && rec.Spent.Repairs >= b.MaxRepairs:'
+m repair-budget-refuses-schema-reads "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
+	"$call" 'case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
 m repairs-left-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
 	"$call" 'left := b.MaxRepairs - (rec.Spent.Repairs + 1)' 'left := b.MaxRepairs - rec.Spent.Repairs'
 m no-responders-indeterminate "$orch" 'TestDriveFailsExecutorUnavailableWhenNobodyServes' - \
@@ -118,6 +120,12 @@ m postgres-max-body-len-removed ./services/executor/internal/postgres/ 'TestLarg
 	services/executor/internal/postgres/engine.go 'cc.MaxProtocolMessageBodyLen = int(min(operationMemory(o), math.MaxInt32))' 'cc.MaxProtocolMessageBodyLen = 0 * int(min(operationMemory(o), math.MaxInt32))'
 m postgres-read-body-len-widened ./services/executor/internal/postgres/ 'TestEachReadNarrowsTheWireBound' pg \
 	services/executor/internal/postgres/run.go 'pc.Frontend().SetMaxBodyLen(bodyLimit(e.opMem, req.Limits))' 'pc.Frontend().SetMaxBodyLen(int(e.opMem))'
+
+# Issue 10: what the model is told about its budget is true.
+m reserve-ignores-slow-turns "$orch" 'TestReportReserveGrowsWithSlowTurns' - \
+	"$drive" 'ms := max(b.ReportReserveMs, 2*slowest)' 'ms := b.ReportReserveMs + 0*slowest'
+m last-turn-said-twice "$orch" 'TestTurnNoticesAreTrue' - \
+	"$drive" 'case left <= 1:' 'case left <= b.ReportReserveTurns:'
 
 # Issue 9: what the inventory names, what a planning run is given, which
 # capture a run may reuse.

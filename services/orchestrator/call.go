@@ -40,15 +40,16 @@ func rawArgs(s string) json.RawMessage {
 // turnHead is what a turn records once, on its first entry: its token
 // usage and the prose the model wrote beside its calls.
 type turnHead struct {
-	usage *contracts.Usage
-	text  string
+	usage   *contracts.Usage
+	text    string
+	modelMs int64
 }
 
 // call handles one tool call of a turn. done reports that the run ended.
 // head, for the turn's first call, is recorded on the call's first entry.
 func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, head turnHead) (done bool, err error) {
 	tc := contracts.ToolCall{Turn: turn, CallID: mc.ID, Tool: mc.Name, Arguments: rawArgs(mc.Arguments),
-		Usage: head.usage, Text: head.text}
+		Usage: head.usage, Text: head.text, ModelMs: head.modelMs}
 	if tc.CallID == "" {
 		tc.CallID = fmt.Sprintf("call_%d_%d", turn, len(d.entries))
 	}
@@ -60,30 +61,43 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 	}
 	switch mc.Name {
 	case policy.ToolComposeReport:
-		var a reportArgs
-		if err := decodeStrict(mc.Arguments, &a); err != nil {
+		ids, _ := d.citable()
+		a, notes, err := decodeReport(mc.Arguments, ids)
+		if err != nil {
 			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
 				`send {"claims":[{"text":"…","evidence":[{"source":"artifact","correlationId":"…"}]}]}`)
 		}
-		return d.composeReport(ctx, tc, a)
+		return d.composeReport(ctx, tc, a, notes)
 	case policy.ToolRunReadQuery:
-		var a readArgs
-		if err := decodeStrict(mc.Arguments, &a); err != nil || strings.TrimSpace(a.SQL) == "" {
-			msg := "the sql argument is empty"
-			if err != nil {
-				msg = err.Error()
-			}
-			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, msg, `send {"sql":"SELECT …","reason":"…"}`)
+		a, notes, err := decodeRead(mc.Arguments)
+		if err != nil {
+			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"sql":"SELECT …","reason":"…"}`)
 		}
-		return false, d.statement(ctx, tc, contracts.OpRead, a, contracts.ExecRequest{SQL: a.SQL})
+		return false, d.statement(ctx, tc, contracts.OpRead, a, notes, contracts.ExecRequest{SQL: a.SQL})
 	case policy.ToolInspectSchema:
-		var a schemaArgs
-		if err := decodeStrict(mc.Arguments, &a); err != nil {
+		a, notes, err := decodeSchema(mc.Arguments)
+		if err != nil {
 			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {}, {"table":"…"}, {"schema":"…"} or {"pattern":"*word*"}`)
 		}
-		return false, d.statement(ctx, tc, contracts.OpSchema, a, contracts.ExecRequest{Schema: a.Schema, Table: a.Table, Pattern: a.Pattern, After: a.After})
+		return false, d.statement(ctx, tc, contracts.OpSchema, a, notes, contracts.ExecRequest{Schema: a.Schema, Table: a.Table, Pattern: a.Pattern, After: a.After})
 	}
 	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
+}
+
+// status is the line every tool result ends with, so the model can act on
+// where the run stands: its turn of the turns it has, the statements spent,
+// the repairs left and the time left. failing counts the result being
+// recorded when it is a statement the database failed.
+func (d *drive) status(turn int, failing bool) string {
+	rec := d.record()
+	b := d.header.Budget
+	failed := rec.Spent.Repairs
+	if failing {
+		failed++
+	}
+	return fmt.Sprintf("\n[turn %d/%d · %d/%d statements · %d repairs left · %d s left]",
+		max(turn, rec.Spent.Turns), d.maxTurns(), rec.Spent.Statements, b.MaxStatements,
+		max(b.MaxRepairs-failed, 0), max(int(d.remaining().Seconds()), 0))
 }
 
 func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code, reason, fix string) error {
@@ -91,6 +105,7 @@ func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code,
 	if fix != "" {
 		content += "\nHow to fix: " + fix
 	}
+	content += d.status(tc.Turn, false)
 	return d.append(ctx, contracts.KindToolRefused, contracts.ToolRefused{
 		ToolCall: tc, StepID: stepID, Code: code, Reason: reason, Fix: fix, Content: content,
 	})
@@ -98,7 +113,7 @@ func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code,
 
 // statement runs one database-reaching step: replay if settled, refuse if
 // indeterminate or over budget, else record the invocation, then ask.
-func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, req contracts.ExecRequest) error {
+func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, notes []string, req contracts.ExecRequest) error {
 	stepID := "s_" + stepKey(tc.Tool, args)
 	rec := d.record()
 	for _, st := range rec.Steps {
@@ -125,19 +140,22 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	case rec.Spent.DBTimeMs >= b.DBTimeMs:
 		return d.refuse(ctx, tc, "", refuseDBTimeBudget,
 			fmt.Sprintf("the run has used its %d s of database time", b.DBTimeMs/1000), "call compose_report with what you have")
-	case rec.Spent.Repairs >= b.MaxRepairs:
-		// Each statement that fails at the database spends one of the run's
-		// MaxRepairs; errorContent's "repairs left" counts down to this.
+	case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:
+		// MaxRepairs statements that failed at the database may each be
+		// repaired; the one after them that fails too may not, so from
+		// then on the model's statements are refused. A schema read is the
+		// server's own query, never a repair: it stays available.
 		return d.refuse(ctx, tc, "", refuseRepairBudget,
-			fmt.Sprintf("%d statements already failed at the database, all %d repairs of this run", rec.Spent.Repairs, b.MaxRepairs), "call compose_report with what you have")
+			fmt.Sprintf("%d statements failed at the database and the run's %d repairs are spent, so no further statement is run", rec.Spent.Repairs, b.MaxRepairs),
+			"call compose_report with what you have (inspect_schema still answers)")
 	}
 
-	corr := "c_" + stepID[2:]
-	inv := contracts.ToolInvoked{ToolCall: tc, StepID: stepID, CorrelationID: corr}
+	corr := shortID(rec)
+	inv := contracts.ToolInvoked{ToolCall: tc, StepID: stepID, CorrelationID: corr, Normalised: notes}
 	if err := d.append(ctx, contracts.KindToolInvoked, inv); err != nil {
 		return err
 	}
-	tc.Usage, tc.Text = nil, "" // recorded once, on the invocation
+	tc.Usage, tc.Text, tc.ModelMs = nil, "", 0 // recorded once, on the invocation
 	if hook := d.s.cfg.AfterInvoke; hook != nil {
 		hook(d.runID, inv)
 		if ctx.Err() != nil {
@@ -166,14 +184,14 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 					d.header.Engine, d.s.cfg.AbsenceGrace, d.header.Engine), true)
 		}
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
-			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent,
+			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent + d.status(tc.Turn, false),
 		})
 	}
 	switch reply.Status {
 	case contracts.ExecOK:
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeOK, Artifact: reply.Artifact,
-			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(reply),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(reply) + d.status(tc.Turn, false),
 		})
 	case contracts.ExecRefused:
 		r := reply.Refusal
@@ -186,12 +204,27 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 		if dbErr == nil {
 			dbErr = &contracts.DBError{Class: contracts.DBOther}
 		}
-		left := b.MaxRepairs - (rec.Spent.Repairs + 1)
+		left := b.MaxRepairs - (rec.Spent.Repairs + 1) // after this failure
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
-			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left) + d.status(tc.Turn, true),
 		})
 	}
+}
+
+// shortID names the artifact of the run's next database-reaching step:
+// "r" and its ordinal ("r1", "r2", …), short enough to copy without a
+// slip and made of digits after one letter, so no two ids differ only by a
+// look-alike character. It is recorded on the step's tool-invoked entry, so
+// a resumed run keeps it.
+func shortID(rec contracts.Record) string {
+	n := 1
+	for _, st := range rec.Steps {
+		if st.CorrelationID != "" {
+			n++
+		}
+	}
+	return fmt.Sprintf("r%d", n)
 }
 
 // execute asks the executor, waiting out for AbsenceGrace one that nobody
@@ -228,7 +261,10 @@ func (d *drive) replay(tc contracts.ToolCall, stepID string) contracts.ToolCompl
 			continue
 		}
 		p.ToolCall, p.DurationMs = tc, 0
-		p.Content = "(Replayed from this run's ledger: the same call settled earlier and is never run twice.)\n" + p.Content
+		if i := strings.LastIndex(p.Content, "\n[turn "); i >= 0 {
+			p.Content = p.Content[:i] // where the run stood then; now is said below
+		}
+		p.Content = "(Replayed from this run's ledger: the same call settled earlier and is never run twice.)\n" + p.Content + d.status(tc.Turn, false)
 		return p
 	}
 	return contracts.ToolCompleted{ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent}
@@ -244,6 +280,11 @@ func okContent(r contracts.ExecReply) string {
 	return b.String()
 }
 
+// errorContent is what the model reads of a statement the database failed.
+// repairsLeft counts the further failures the run can absorb after this one
+// (MaxRepairs minus the failures so far): at 0 this failure may still be
+// repaired, and a failing repair ends the run's statements; below 0 it may
+// not.
 func errorContent(e *contracts.DBError, text string, repairsLeft int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The database failed the statement (%s).\n", e.Class)
@@ -252,13 +293,20 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int) string {
 	} else if e.Message != "" {
 		b.WriteString(fence.Wrap("database error", e.Message))
 	}
-	fmt.Fprintf(&b, "\nRepairs left: %d. Fix the statement and try again, or report what you have.", max(repairsLeft, 0))
+	switch {
+	case repairsLeft > 0:
+		fmt.Fprintf(&b, "\nRepairs left: %d. Fix the statement and try again, or report what you have.", repairsLeft)
+	case repairsLeft == 0:
+		b.WriteString("\nRepairs left: 0. You may fix this statement once more; if that fails too, no further statement is run.")
+	default:
+		b.WriteString("\nNo repairs are left: no further statement is run in this run. Call compose_report with what you have.")
+	}
 	return b.String()
 }
 
 // composeReport verifies every citation against this run's own ledger and
 // ends the run with the report, or refuses the claims it cannot resolve.
-func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a reportArgs) (bool, error) {
+func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a reportArgs, notes []string) (bool, error) {
 	produced := verdict.ProducedBy(d.entries)
 	var problems []string
 	if len(a.Claims) == 0 {
@@ -279,12 +327,50 @@ func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a repo
 		}
 	}
 	if len(problems) > 0 {
-		return false, d.refuse(ctx, tc, "", refuseUnresolved, strings.Join(problems, "; "), citationRule)
+		_, list := d.citable()
+		return false, d.refuse(ctx, tc, "", refuseUnresolved, strings.Join(problems, "; "), citationRule+" "+list)
 	}
-	if err := d.append(ctx, contracts.KindReportComposed, contracts.ReportComposed{ToolCall: tc, Claims: a.Claims}); err != nil {
+	if err := d.append(ctx, contracts.KindReportComposed, contracts.ReportComposed{ToolCall: tc, Claims: a.Claims, Normalised: notes}); err != nil {
 		return false, err
 	}
 	return true, d.finish(ctx, contracts.StatusSucceeded, contracts.StopReportComposed, "", "", true)
+}
+
+// citable lists what this run may cite — its ids, and a sentence saying
+// what each holds — for lenient decoding and a refused citation: a model
+// that miscopied an id sees the right ones rather than repeating the same
+// mistake.
+func (d *drive) citable() ([]string, string) {
+	rec := d.record()
+	var ids, said []string
+	for _, st := range rec.Steps {
+		if st.Status != contracts.StepCompleted || st.Artifact == nil {
+			continue
+		}
+		ids = append(ids, st.Artifact.CorrelationID)
+		said = append(said, fmt.Sprintf("%s (%s, %s)", st.Artifact.CorrelationID, st.Tool, plural(st.Artifact.Rows, "row")))
+	}
+	for _, e := range d.entries {
+		if e.Kind != contracts.KindContextCaptured {
+			continue
+		}
+		if p, err := e.Decode(); err == nil && p.(*contracts.ContextCaptured).CorrelationID != "" {
+			id := p.(*contracts.ContextCaptured).CorrelationID
+			ids = append(ids, id)
+			said = append(said, id+" (the schema snapshot: structure only)")
+		}
+	}
+	if len(ids) == 0 {
+		return nil, "This run has produced nothing citable yet: read something first."
+	}
+	return ids, "Citable in this run: " + strings.Join(said, ", ") + "."
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // failedFingerprints lists the canonical fingerprints of the statements that

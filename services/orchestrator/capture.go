@@ -110,7 +110,7 @@ func (d *drive) captureContext(ctx context.Context) error {
 	}
 
 	rec := d.record()
-	corr := "ctx_" + d.runID[max(0, len(d.runID)-12):]
+	corr := snapshotID
 	reply, err := d.execute(ctx, contracts.OpInventory, contracts.ExecRequest{
 		RunID: d.runID, StepID: "context", ConnectionID: d.header.ConnectionID,
 		Profile: contracts.ProfileAgentReadOnly, CorrelationID: corr,
@@ -235,6 +235,11 @@ func (s *Service) openArtifacts(ctx context.Context, open func(context.Context) 
 	}
 	s.artifacts = st
 }
+
+// snapshotID is the schema snapshot's citable id in every run, whichever
+// run's capture it is: the model cites the structure it was shown as
+// {"source":"artifact","correlationId":"schema"}.
+const snapshotID = "schema"
 
 // snapshotCitation is how the model cites the captured snapshot: the one
 // evidence shape every tool result also uses.

@@ -115,7 +115,7 @@ func TestSnapshotCitationFollowedLiterallyIsAccepted(t *testing.T) {
 	h := newHarness(t, Config{})
 	cite := regexp.MustCompile(`cite it as (\{[^}]*\})`)
 	h.model.script = func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
-		m := cite.FindStringSubmatch(req.Messages[1].Content)
+		m := cite.FindStringSubmatch(req.Messages[2].Content)
 		if m == nil {
 			return contracts.ModelTurnReply{Text: "no citation instruction found"}
 		}
@@ -140,7 +140,7 @@ func TestPlanningRunIsToolless(t *testing.T) {
 	var toolsSent []int
 	h.model.script = func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
 		toolsSent = append(toolsSent, len(req.Tools))
-		if strings.Contains(req.Messages[1].Content, "inspect_schema") || strings.Contains(req.Messages[0].Content, "compose_report") {
+		if strings.Contains(req.Messages[2].Content, "inspect_schema") || strings.Contains(req.Messages[0].Content, "compose_report") {
 			return contracts.ModelTurnReply{Text: "the planning prompt named a tool"}
 		}
 		return contracts.ModelTurnReply{Text: "```sqlite\nSELECT n, missing FROM t JOIN nowhere ON 1=1\n```",

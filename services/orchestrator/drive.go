@@ -163,14 +163,20 @@ type drive struct {
 	settings contracts.ModelSettings
 	// inv is the inventory the run captured, once this drive holds it.
 	inv *contracts.Inventory
+	// turnMs is how long the model took to answer the turn just taken.
+	turnMs int64
 }
 
 // maxTurns is the run's turn budget, lowered by the model's tuned turn limit.
-func (d *drive) maxTurns() int {
-	if n := d.settings.TurnLimit; n > 0 && n < d.header.Budget.MaxTurns {
-		return n
+func (d *drive) maxTurns() int { return turnLimit(&d.header, &d.settings) }
+
+// turnLimit is a run's turn budget lowered by its model's tuned turn limit:
+// what the drive enforces and what the rules say.
+func turnLimit(h *contracts.RunStarted, s *contracts.ModelSettings) int {
+	if s != nil && s.TurnLimit > 0 && s.TurnLimit < h.Budget.MaxTurns {
+		return s.TurnLimit
 	}
-	return d.header.Budget.MaxTurns
+	return h.Budget.MaxTurns
 }
 
 // readings counts the database readings that produced a result.
@@ -184,15 +190,47 @@ func readings(rec contracts.Record) int {
 	return n
 }
 
+// reserve is how much of the run's time is kept for the report: the
+// budget's ReportReserveMs, or twice the slowest model turn this run has
+// taken when that is longer — a local model that needs 40 s a turn is asked
+// for its report while it still has time to write one — but never more than
+// a third of the run's deadline.
+func (d *drive) reserve() time.Duration {
+	b := d.header.Budget
+	slowest := int64(0)
+	for _, e := range d.entries {
+		switch e.Kind {
+		case contracts.KindToolInvoked, contracts.KindToolRefused, contracts.KindToolCompleted, contracts.KindClosingStatement:
+			var p struct {
+				ModelMs int64 `json:"modelMs"`
+			}
+			if json.Unmarshal(e.Data, &p) == nil {
+				slowest = max(slowest, p.ModelMs)
+			}
+		}
+	}
+	ms := max(b.ReportReserveMs, 2*slowest)
+	if b.DeadlineMs > 0 {
+		ms = min(ms, b.DeadlineMs/3)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // reportNotice is the message that asks for the report before the next turn,
 // or "" when none is due: inside the report reserve (turns or time), or once
-// the model has taken its tuned number of readings.
+// the model has taken its tuned number of readings. Each says what is true:
+// how many turns are left, this one included, and "last turn" only on the
+// last.
 func (d *drive) reportNotice(rec contracts.Record) string {
 	b := d.header.Budget
+	left := d.maxTurns() - rec.Spent.Turns
 	switch {
-	case d.maxTurns()-rec.Spent.Turns <= b.ReportReserveTurns,
-		d.remaining() <= time.Duration(b.ReportReserveMs)*time.Millisecond:
-		return reserveNotice
+	case left <= 1:
+		return lastTurnNotice
+	case left <= b.ReportReserveTurns:
+		return turnsLeftNotice(left)
+	case d.remaining() <= d.reserve():
+		return timeLeftNotice(d.remaining())
 	case d.settings.ReadingsBeforeReport > 0 && readings(rec) >= d.settings.ReadingsBeforeReport:
 		return readingsNotice(readings(rec))
 	}
@@ -322,9 +360,11 @@ func (d *drive) nextTurn(ctx context.Context, tools []contracts.ToolSpec, notice
 		return 0, reply, true, d.finish(ctx, contracts.StatusFailed, contracts.StopTurnLimit, "", "The run used its model turns.", true)
 	}
 	turn = rec.Spent.Turns + 1
+	start := d.s.cfg.Now()
 	reply, err = d.askModel(ctx, contracts.ModelTurnRequest{
 		RunID: d.runID, Turn: turn, Messages: transcript(d.entries, notice(rec)), Tools: tools,
 	})
+	d.turnMs = max(d.s.cfg.Now().Sub(start).Milliseconds(), 0)
 	switch {
 	case err == nil:
 		return turn, reply, false, nil
@@ -345,7 +385,7 @@ func (d *drive) loop(ctx context.Context) error {
 		}
 		usage := reply.Usage // carried by the turn's first entry; the fold counts a turn once
 		if len(reply.ToolCalls) == 0 {
-			if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text, Usage: &usage}); err != nil {
+			if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text, Usage: &usage, ModelMs: d.turnMs}); err != nil {
 				return err
 			}
 			textOnly++
@@ -366,7 +406,7 @@ func (d *drive) loop(ctx context.Context) error {
 			// The turn's usage and prose ride on its first entry only.
 			var head turnHead
 			if i == 0 {
-				head = turnHead{usage: &usage, text: reply.Text}
+				head = turnHead{usage: &usage, text: reply.Text, modelMs: d.turnMs}
 			}
 			done, err := d.call(ctx, turn, tc, head)
 			if err != nil || done {

@@ -390,28 +390,42 @@ func TestDriveRefusesPastTheRepairBudget(t *testing.T) {
 		t.Fatalf("MaxRepairs is %d; docs/architecture.md documents 3", policy.MaxRepairs)
 	}
 	h := newHarness(t, Config{})
-	qs := []string{"SELECT a", "SELECT b", "SELECT c", "SELECT d"}
-	h.model.script = reads(qs...)
-	h.exec.answer = func(int, contracts.ExecRequest) (contracts.ExecReply, error) { return failReply(1), nil }
+	qs := []string{"SELECT a", "SELECT b", "SELECT c", "SELECT d", "SELECT e"}
+	h.model.script = func(n int, _ contracts.ModelTurnRequest) contracts.ModelTurnReply {
+		switch {
+		case n < len(qs):
+			return reads(qs...)(n, contracts.ModelTurnRequest{})
+		case n == len(qs):
+			return contracts.ModelTurnReply{ToolCalls: []contracts.ModelToolCall{{ID: "i", Name: policy.ToolInspectSchema, Arguments: `{"table":"t"}`}}}
+		}
+		return contracts.ModelTurnReply{}
+	}
+	h.exec.answer = func(_ int, req contracts.ExecRequest) (contracts.ExecReply, error) {
+		if req.SQL == "" {
+			return okReply(req, 1), nil // the schema read
+		}
+		return failReply(1), nil
+	}
 	entries, rec, err := h.drive(t, "repairs", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := h.exec.readCount(); n != policy.MaxRepairs {
-		t.Fatalf("the executor ran %d failing reads, want %d", n, policy.MaxRepairs)
+	// Three failures may each be repaired; the fourth failure may not.
+	if n := h.exec.readCount(); n != policy.MaxRepairs+2 {
+		t.Fatalf("the executor was asked %d times, want %d failing reads and one schema read", n, policy.MaxRepairs+1)
 	}
-	for i, q := range qs[:3] {
+	says := []string{"Repairs left: 2.", "Repairs left: 1.", "Repairs left: 0. You may fix this statement once more", "No repairs are left"}
+	for i, q := range qs[:4] {
 		cs := completions(t, entries, stepOf(q))
-		want := fmt.Sprintf("Repairs left: %d.", policy.MaxRepairs-1-i)
-		if len(cs) != 1 || !strings.Contains(cs[0].Content, want) {
-			t.Fatalf("failure %d does not say %q: %+v", i+1, want, cs)
+		if len(cs) != 1 || !strings.Contains(cs[0].Content, says[i]) {
+			t.Fatalf("failure %d does not say %q: %+v", i+1, says[i], cs)
 		}
 	}
 	if got := refusals(rec); len(got) != 1 || got[0] != refuseRepairBudget {
-		t.Fatalf("refusals %v, want %s", got, refuseRepairBudget)
+		t.Fatalf("refusals %v, want one %s (the fifth statement; the schema read still answers)", got, refuseRepairBudget)
 	}
-	if rec.Spent.Repairs != policy.MaxRepairs {
-		t.Fatalf("repairs spent %d, want %d", rec.Spent.Repairs, policy.MaxRepairs)
+	if rec.Spent.Repairs != policy.MaxRepairs+1 {
+		t.Fatalf("failed statements %d, want %d", rec.Spent.Repairs, policy.MaxRepairs+1)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestTranscriptHoldsTheFenceAgainstTheHostileCorpus(t *testing.T) {
 		if h != "" {
 			opened++ // errorContent fences a bare message
 		}
-		msgs := transcript(entries, reserveNotice)
+		msgs := transcript(entries, lastTurnNotice)
 		if len(msgs) < 2 || msgs[0].Role != contracts.RoleSystem {
 			t.Fatalf("no transcript: %+v", msgs)
 		}

@@ -70,7 +70,7 @@ func (d *drive) plan(ctx context.Context) error {
 		usage := reply.Usage
 		// A model that asks for a tool anyway has its calls ignored: only
 		// its text is a plan.
-		if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text, Usage: &usage}); err != nil {
+		if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text, Usage: &usage, ModelMs: d.turnMs}); err != nil {
 			return err
 		}
 		del := grounding.ReadDeliverable(reply.Text, d.header.Engine)

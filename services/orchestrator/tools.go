@@ -22,20 +22,36 @@ var toolSpecs = map[string]contracts.ToolSpec{
 			`{"pattern":"*word*"} lists the matching tables; {} lists them all. A listing too long for one result comes ` +
 			`back as a page of names with the "after" value that asks for the next page. The result names an artifact you can cite as ` +
 			`{"source":"artifact","correlationId":"…"}.`,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"table":{"type":"string","description":"one table (or view) to describe, optionally schema-qualified"},"schema":{"type":"string","description":"list the tables of this schema"},"pattern":{"type":"string","description":"list tables whose name matches: * any run of characters, ? one"},"after":{"type":"string","description":"continue a listing after this name (from the previous page)"}},"additionalProperties":false}`),
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"table":{"type":["string","null"],"description":"one table or view to describe, optionally schema-qualified; null to list"},` +
+			`"schema":{"type":["string","null"],"description":"list the tables of this schema; null for every schema"},` +
+			`"pattern":{"type":["string","null"],"description":"list the tables whose name matches: * any run of characters, ? one; null for no filter"},` +
+			`"after":{"type":["string","null"],"description":"continue a listing after this name, as the previous page said; null for the first page"}},` +
+			`"required":["table","schema","pattern","after"],"additionalProperties":false}`),
 	},
 	policy.ToolRunReadQuery: {
 		Name: policy.ToolRunReadQuery,
 		Description: "Run one read-only SELECT (or WITH … SELECT) statement. At most 200 rows and 256 KiB: " +
 			"aggregate or add LIMIT. The result names an artifact you can cite as " +
 			`{"source":"artifact","correlationId":"…"}.`,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"sql":{"type":"string"},"reason":{"type":"string"}},"required":["sql"],"additionalProperties":false}`),
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"sql":{"type":"string","description":"one SELECT statement in the database's dialect, no trailing semicolon needed"},` +
+			`"reason":{"type":["string","null"],"description":"what this reading should show, in one sentence"}},` +
+			`"required":["sql","reason"],"additionalProperties":false}`),
 	},
 	policy.ToolComposeReport: {
 		Name: policy.ToolComposeReport,
 		Description: "Finish the run with a report. Every claim cites the evidence it rests on as " +
 			`{"source":"artifact","correlationId":"…"}: the id of a result this run read, or the schema snapshot's id.`,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"claims":{"type":"array","minItems":1,"items":{"type":"object","properties":{"text":{"type":"string"},"evidence":{"type":"array","minItems":1,"items":{"type":"object","properties":{"source":{"type":"string","enum":["artifact"]},"correlationId":{"type":"string"}},"required":["source","correlationId"],"additionalProperties":false}}},"required":["text","evidence"],"additionalProperties":false}}},"required":["claims"],"additionalProperties":false}`),
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"claims":{"type":"array","description":"the findings, at least one","items":{"type":"object","properties":{` +
+			`"text":{"type":"string","description":"one finding, with the figures it rests on"},` +
+			`"evidence":{"type":"array","description":"what the finding rests on, at least one reference","items":{"type":"object","properties":{` +
+			`"source":{"type":"string","enum":["artifact"],"description":"always \"artifact\""},` +
+			`"correlationId":{"type":"string","description":"the id a tool result or the schema snapshot gave, e.g. r2"}},` +
+			`"required":["source","correlationId"],"additionalProperties":false}}},` +
+			`"required":["text","evidence"],"additionalProperties":false}}},` +
+			`"required":["claims"],"additionalProperties":false}`),
 	},
 }
 
@@ -59,23 +75,6 @@ type reportArgs struct {
 type argError struct{ msg string }
 
 func (e *argError) Error() string { return e.msg }
-
-// decodeStrict decodes a tool's JSON arguments, refusing unknown fields and
-// trailing data.
-func decodeStrict(raw string, v any) error {
-	if strings.TrimSpace(raw) == "" {
-		raw = "{}"
-	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return &argError{msg: "arguments are not valid for this tool: " + err.Error()}
-	}
-	if dec.More() {
-		return &argError{msg: "arguments hold more than one JSON value"}
-	}
-	return nil
-}
 
 // stepKey is what reaches the database for a call: the step's identity.
 // The model's prose reason and its call id are not part of it, so the same

@@ -2,6 +2,9 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,19 +31,58 @@ func TestStepKeyIsTheEffectNotTheProse(t *testing.T) {
 	}
 }
 
-func TestDecodeStrictRefusesUnknownFields(t *testing.T) {
-	var a readArgs
-	if err := decodeStrict(`{"sql":"select 1","limit":5}`, &a); err == nil {
-		t.Fatal("unknown field accepted")
+func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
+	for _, raw := range []string{`{"sql":"select 1","limit":5}`, `{"sql":"select 1"} {"sql":"x"}`, `{"sql":5}`, `{}`, `[1]`,
+		`{"sql":"select 1","query":"select 2"}`} {
+		_, _, err := decodeRead(raw)
+		var ae *argError
+		if !errors.As(err, &ae) || strings.Contains(ae.msg, "json:") {
+			t.Errorf("%s: %v (want a refusal in the tool's words)", raw, err)
+		}
 	}
-	if err := decodeStrict(`{"sql":"select 1"} {"sql":"x"}`, &a); err == nil {
-		t.Fatal("two JSON values accepted")
+	if _, _, err := decodeRead(`{"sql":"select 1","limit":5}`); err == nil || !strings.Contains(err.Error(), "its parameters are: sql, reason") {
+		t.Errorf("an unknown field's refusal does not name the parameters: %v", err)
 	}
-	if err := decodeStrict(`{"sql":"select 1"}`, &a); err != nil || a.SQL != "select 1" {
-		t.Fatalf("valid arguments: %v %+v", err, a)
+	for _, raw := range []string{`{"claims":[{"text":"x","evidence":[{"source":"artifact","correlationId":"r1","rows":3}]}]}`,
+		`{"claims":"not json"}`, `{"claims":[{"text":"x","evidence":[7]}]}`, `{"report":[]}`} {
+		if _, _, err := decodeReport(raw, []string{"r1"}); err == nil {
+			t.Errorf("%s accepted", raw)
+		}
 	}
 	if got := rawArgs("not json"); !json.Valid(got) {
 		t.Fatalf("rawArgs kept invalid JSON: %s", got)
+	}
+}
+
+// TestDecodeReadsTheShapesSmallModelsSend: the shapes small models send
+// instead of the declared ones are read, and each is named.
+func TestDecodeReadsTheShapesSmallModelsSend(t *testing.T) {
+	a, notes, err := decodeRead(`{"query":"select 1","reason":null}`)
+	if err != nil || a.SQL != "select 1" || strings.Join(notes, ";") != `"query" read as "sql"` {
+		t.Fatalf("query alias: %+v %v %v", a, notes, err)
+	}
+	s, notes, err := decodeSchema(`{"table_name":"orders"}`)
+	if err != nil || s.Table != "orders" || len(notes) != 1 {
+		t.Fatalf("table_name alias: %+v %v %v", s, notes, err)
+	}
+	want := []contracts.Claim{{Text: "x", Evidence: []contracts.EvidenceRef{{Source: contracts.EvidenceArtifact, CorrelationID: "r1"}}}}
+	for raw, note := range map[string]string{
+		`{"claims":"[{\"text\":\"x\",\"evidence\":[{\"source\":\"artifact\",\"correlationId\":\"r1\"}]}]"}`: "claims sent as a JSON string",
+		`{"claims":[{"text":"x","evidence":["r1"]}]}`:                                                       "evidence 1.1 sent as a bare id",
+		`{"claims":[{"text":"x","evidence":[{"source":"artifact","id":"r1"}]}]}`:                            `evidence 1.1: "id" read as "correlationId"`,
+		`{"claims":[{"text":"x","evidence":[{"correlationId":"r1"}]}]}`:                                     "evidence 1.1 sent without a source",
+		`{"claims":[{"text":"x","evidence":{"source":"artifact","correlationId":"r1"}}]}`:                   "claim 1: one piece of evidence sent without a list",
+	} {
+		a, notes, err := decodeReport(raw, []string{"r1", "schema"})
+		if err != nil || !reflect.DeepEqual(a.Claims, want) || !slices.Contains(notes, note) {
+			t.Errorf("%s: %+v notes %q err %v", raw, a.Claims, notes, err)
+		}
+	}
+	// A reference without a source to an id this run did not produce is
+	// not guessed to be an artifact: the citation check refuses it.
+	a2, _, _ := decodeReport(`{"claims":[{"text":"x","evidence":[{"correlationId":"r9"}]}]}`, []string{"r1"})
+	if a2.Claims[0].Evidence[0].Source != "" {
+		t.Fatalf("an unknown id was given a source: %+v", a2.Claims)
 	}
 }
 
@@ -50,6 +92,7 @@ func TestToolSpecsAreValidJSONSchema(t *testing.T) {
 		if err := json.Unmarshal(sp.Parameters, &v); err != nil || v["type"] != "object" {
 			t.Errorf("%s: parameters are not an object schema: %v", name, err)
 		}
+		strictModeValid(t, name, v)
 	}
 	for _, n := range policy.Tools(contracts.ModeAgent, contracts.WorkflowInvestigation) {
 		if _, ok := toolSpecs[n]; !ok {
@@ -82,13 +125,13 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 		mustEntry(t, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: 2, Text: "thinking aloud"}),
 		mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: contracts.ToolCall{Turn: 3, CallID: "c", Tool: policy.ToolRunReadQuery}, StepID: "s3"}),
 	}
-	msgs := transcript(entries, reserveNotice)
+	msgs := transcript(entries, lastTurnNotice)
 	roles := []contracts.MessageRole{}
 	for _, m := range msgs {
 		roles = append(roles, m.Role)
 	}
 	want := []contracts.MessageRole{
-		contracts.RoleSystem, contracts.RoleUser, // rules, objective + snapshot
+		contracts.RoleSystem, contracts.RoleUser, contracts.RoleUser, // rules, objective, context
 		contracts.RoleAssistant, contracts.RoleTool, contracts.RoleTool, // turn 1: two calls
 		contracts.RoleAssistant, contracts.RoleUser, // turn 2: prose, nudge
 		contracts.RoleAssistant, contracts.RoleTool, // turn 3: open step shown as indeterminate
@@ -102,17 +145,22 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 			t.Fatalf("roles %v, want %v", roles, want)
 		}
 	}
-	if msgs[3].Content != "result one" || msgs[4].Content != "refused two" || msgs[3].ToolCallID != "a" {
-		t.Fatalf("tool results out of place: %+v", msgs[3:5])
+	if msgs[4].Content != "result one" || msgs[5].Content != "refused two" || msgs[4].ToolCallID != "a" {
+		t.Fatalf("tool results out of place: %+v", msgs[4:6])
 	}
-	if msgs[2].Content != "Let me count them." || len(msgs[2].ToolCalls) != 2 {
-		t.Fatalf("turn 1's assistant message lost its prose or calls: %+v", msgs[2])
+	if msgs[3].Content != "Let me count them." || len(msgs[3].ToolCalls) != 2 {
+		t.Fatalf("turn 1's assistant message lost its prose or calls: %+v", msgs[3])
 	}
-	if msgs[8].Content != indeterminateContent {
-		t.Fatalf("open step shown as %q", msgs[8].Content)
+	if msgs[9].Content != indeterminateContent {
+		t.Fatalf("open step shown as %q", msgs[9].Content)
 	}
-	if !strings.Contains(msgs[1].Content, `{"source":"artifact","correlationId":"ctx_1"}`) {
-		t.Fatal("objective message does not say how to cite the snapshot, in the artifact shape")
+	if !strings.Contains(msgs[2].Content, `{"source":"artifact","correlationId":"ctx_1"}`) {
+		t.Fatal("the context message does not say how to cite the snapshot, in the artifact shape")
+	}
+	// The objective message holds the user's words and nothing the
+	// database returned.
+	if strings.Contains(msgs[1].Content, "CREATE TABLE") || strings.Contains(msgs[1].Content, fence.Open) {
+		t.Fatalf("database text in the objective message: %q", msgs[1].Content)
 	}
 	// The server opened exactly one fence; the hostile objective forged none.
 	all := ""
@@ -123,7 +171,7 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 		t.Fatalf("transcript holds %d closing markers, the server opened 1", n)
 	}
 	// Same ledger, same transcript.
-	again := transcript(entries, reserveNotice)
+	again := transcript(entries, lastTurnNotice)
 	a, _ := json.Marshal(msgs)
 	c, _ := json.Marshal(again)
 	if string(a) != string(c) {
@@ -134,4 +182,37 @@ func TestTranscriptIsRebuiltFromTheLedger(t *testing.T) {
 func withText(tc contracts.ToolCall, text string) contracts.ToolCall {
 	tc.Text = text
 	return tc
+}
+
+// strictModeValid checks a schema against OpenAI's strict mode for function
+// parameters, which a provider may enforce: every object closes its
+// properties and requires all of them (optional ones are nullable), and no
+// keyword strict mode refuses appears. It also holds every parameter to a
+// description, so a model reads what each is for.
+func strictModeValid(t *testing.T, at string, v map[string]any) {
+	t.Helper()
+	for _, k := range []string{"minItems", "maxItems", "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "uniqueItems"} {
+		if _, ok := v[k]; ok {
+			t.Errorf("%s: %q is not accepted in strict mode", at, k)
+		}
+	}
+	if props, ok := v["properties"].(map[string]any); ok {
+		if v["additionalProperties"] != false {
+			t.Errorf("%s: additionalProperties must be false", at)
+		}
+		req, _ := v["required"].([]any)
+		if len(req) != len(props) {
+			t.Errorf("%s: strict mode requires every property (%d of %d)", at, len(req), len(props))
+		}
+		for name, p := range props {
+			pm, _ := p.(map[string]any)
+			if d, _ := pm["description"].(string); d == "" {
+				t.Errorf("%s.%s has no description", at, name)
+			}
+			strictModeValid(t, at+"."+name, pm)
+		}
+	}
+	if items, ok := v["items"].(map[string]any); ok {
+		strictModeValid(t, at+"[]", items)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
@@ -15,44 +16,106 @@ import (
 // is cited in the same shape as every tool result.
 const citationRule = `Every claim must cite evidence this run produced, as {"source":"artifact","correlationId":"<the id a tool result or the schema snapshot gave>"}.`
 
-// engineNames are the engines as a person names them.
-var engineNames = map[contracts.Engine]string{
-	contracts.EnginePostgres: "PostgreSQL",
-	contracts.EngineSQLite:   "SQLite",
-	contracts.EngineDuckDB:   "DuckDB",
-	contracts.EngineMSSQL:    "SQL Server (T-SQL)",
+// dialect is what the rules say about an engine: its name and a few hints
+// on what models most often get wrong in it.
+type dialect struct {
+	name  string
+	hints []string
+}
+
+// dialects holds every engine Sonde serves (a test holds it to that).
+var dialects = map[contracts.Engine]dialect{
+	contracts.EnginePostgres: {"PostgreSQL", []string{
+		"LIMIT n, not TOP",
+		"a name with capitals must be double-quoted exactly as the schema shows it (\"OrderDate\"); unquoted names fold to lower case",
+		"date_trunc('month', ts) and extract(year FROM ts) for dates; now() for the current time",
+		"ILIKE for a case-insensitive match; || joins strings; ::numeric casts",
+		"integer / integer truncates: divide by 1.0 * x or cast to numeric for ratios",
+	}},
+	contracts.EngineSQLite: {"SQLite", []string{
+		"LIMIT n, not TOP; no ILIKE (LIKE already ignores ASCII case)",
+		"dates are usually TEXT: strftime('%Y-%m', col) or substr(col, 1, 7), date('now') for today",
+		"IFNULL or COALESCE, not ISNULL; || joins strings",
+		"integer / integer truncates: multiply by 1.0 for ratios",
+	}},
+	contracts.EngineDuckDB: {"DuckDB", []string{
+		"LIMIT n, not TOP",
+		"date_trunc('month', ts), strftime(ts, '%Y-%m') and year(ts) for dates",
+		"ILIKE for a case-insensitive match; names are case-insensitive",
+		"/ divides exactly; // is integer division",
+	}},
+	contracts.EngineMSSQL: {"SQL Server (T-SQL)", []string{
+		"TOP (n) after SELECT, or ORDER BY … OFFSET 0 ROWS FETCH NEXT n ROWS ONLY; there is no LIMIT",
+		"[brackets] or double quotes around names that need quoting",
+		"DATEPART, DATEFROMPARTS and FORMAT(d, 'yyyy-MM') for dates; GETDATE() for now",
+		"ISNULL or COALESCE; + or CONCAT() joins strings",
+		"integer / integer truncates: multiply by 1.0 for ratios",
+	}},
 }
 
 func engineName(e contracts.Engine) string {
-	if n, ok := engineNames[e]; ok {
-		return n
+	if d, ok := dialects[e]; ok {
+		return d.name
 	}
 	return string(e)
 }
 
-func systemPrompt(h *contracts.RunStarted) string {
+// dialectRules names the engine and its hints.
+func dialectRules(e contracts.Engine) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The database is %s: write %s SQL.", engineName(e), engineName(e))
+	if d, ok := dialects[e]; ok {
+		for _, h := range d.hints {
+			b.WriteString("\n- ")
+			b.WriteString(h)
+		}
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// systemPrompt is a run's rules: the engine and its dialect, the workflow,
+// the tools, how to explore and recover, the limits that are enforced (the
+// tuned turn limit among them), and what "answered" requires.
+func systemPrompt(h *contracts.RunStarted, turns int) string {
 	if h.Mode == contracts.ModePlanning {
 		return planningPrompt(h)
 	}
+	bud := h.Budget
 	var b strings.Builder
 	b.WriteString("You are Sonde, investigating a production database strictly read-only.\n")
-	fmt.Fprintf(&b, "The database is %s: write its dialect.\n", engineName(h.Engine))
+	b.WriteString(dialectRules(h.Engine))
 	fmt.Fprintf(&b, "Workflow: %s. Answer the user's objective with evidence read from the database.\n", h.WorkflowType)
-	b.WriteString("Tools: inspect_schema reads the schema (the server writes that query: one table, a schema, or a name pattern; long listings come in pages); run_read_query runs one SELECT; ")
+	b.WriteString("Tools: inspect_schema describes tables (the server writes that query); run_read_query runs one SELECT you write; ")
 	b.WriteString("compose_report ends the run with your findings.\n")
-	fmt.Fprintf(&b, "Limits: %d model turns, %d statements, %d rows and %d KiB per result (oversized results are refused: aggregate or add LIMIT), %d s per statement.\n",
-		h.Budget.MaxTurns, h.Budget.MaxStatements, h.Budget.MaxRows, h.Budget.MaxBytes>>10, h.Budget.StatementTimeoutMs/1000)
-	b.WriteString("Never try to change the database: writes, DDL and settings are refused.\n")
+	b.WriteString("Explore: the schema snapshot below already lists the tables most relevant to the objective with their columns, keys and estimated row counts; " +
+		"call inspect_schema only for a table it does not show ({\"table\":…}, {\"pattern\":\"*word*\"}). Count and aggregate in SQL rather than reading rows.\n")
+	fmt.Fprintf(&b, "Limits (enforced): %d model turns, %d statements, %d s for the whole run, %d s of database time, %d s per statement, "+
+		"%d rows and %d KiB per result (a larger result is refused, not cut: aggregate or add LIMIT). Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
+		turns, bud.MaxStatements, bud.DeadlineMs/1000, bud.DBTimeMs/1000, bud.StatementTimeoutMs/1000, bud.MaxRows, bud.MaxBytes>>10)
+	fmt.Fprintf(&b, "Recover: a refusal runs nothing and costs no repair: follow its fix. A statement the database fails costs one of %d repairs; "+
+		"the same failing statement is never run again, so change what it does.\n", bud.MaxRepairs)
+	b.WriteString("Answer: the run is answered only by a compose_report call; prose without a tool call is discarded, and two such turns in a row end the run unanswered. " +
+		"Rest your claims on results that have rows; the schema snapshot supports claims about structure only. If nothing matches, say so and cite the reading that shows it together with one that shows what does exist.\n")
 	b.WriteString(citationRule + "\n")
+	b.WriteString("Never try to change the database: writes, DDL and settings are refused.\n")
 	b.WriteString(fence.Instructions + "\n")
 	return b.String()
 }
 
-func objectiveMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCaptured, ctxMissing *contracts.ContextUnavailable) string {
+// objectiveMessage is the user's own words and nothing else: database text
+// never shares a message with the objective, so nothing read from the
+// database can pass for something the user asked.
+func objectiveMessage(h *contracts.RunStarted) string {
+	return "Objective: " + fence.Neutralise(h.Objective)
+}
+
+// contextMessage is what the server read before the first turn, in a
+// message of its own after the objective: the conversation this run
+// continues and the schema snapshot, each fenced.
+func contextMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCaptured, ctxMissing *contracts.ContextUnavailable) string {
 	var b strings.Builder
-	b.WriteString("Objective: ")
-	b.WriteString(fence.Neutralise(h.Objective))
-	b.WriteString("\n\n")
+	b.WriteString("Context the server read before your first turn (not the user's words):\n\n")
 	if th := h.Thread; th != nil && th.Context != "" {
 		b.WriteString(fence.Reseal(th.Context))
 		b.WriteString("\n\n")
@@ -69,6 +132,8 @@ func objectiveMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCap
 		fmt.Fprintf(&b, "No schema snapshot could be captured (%s). Draft from the objective alone, or answer NO STATEMENT: with what you would need to know.\n", ctxMissing.Code)
 	case ctxMissing != nil:
 		fmt.Fprintf(&b, "No schema snapshot could be captured (%s). Use inspect_schema.\n", ctxMissing.Code)
+	default:
+		b.WriteString("No schema snapshot was taken.\n")
 	}
 	return b.String()
 }
@@ -76,7 +141,18 @@ func objectiveMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCap
 const nudgeNoTool = "You wrote prose without calling a tool. Continue the investigation with a tool, " +
 	"or call compose_report now. " + citationRule
 
-const reserveNotice = "This is your last turn: call compose_report now with what you have established. " + citationRule
+const lastTurnNotice = "This is your last model turn: call compose_report now with what you have established. " + citationRule
+
+// turnsLeftNotice asks for the report while turns remain.
+func turnsLeftNotice(left int) string {
+	return fmt.Sprintf("You have %d model turns left, this one included: call compose_report now with what you have established. %s", left, citationRule)
+}
+
+// timeLeftNotice asks for the report inside the time reserve.
+func timeLeftNotice(left time.Duration) string {
+	return fmt.Sprintf("About %d s of the run's time are left, enough for the report and little else: call compose_report now with what you have established. %s",
+		max(int(left.Seconds()), 0), citationRule)
+}
 
 // readingsNotice asks for the report once the model has taken the readings
 // its tuning allows before reporting.
@@ -96,6 +172,7 @@ type call struct {
 // resumed run is shown exactly what it would have been shown.
 func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 	var (
+		settings *contracts.ModelSettings
 		header   *contracts.RunStarted
 		captured *contracts.ContextCaptured
 		missing  *contracts.ContextUnavailable
@@ -135,6 +212,8 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		switch p := p.(type) {
 		case *contracts.RunStarted:
 			header = p
+		case *contracts.DriverResolved:
+			settings = p.Settings
 		case *contracts.ContextCaptured:
 			captured = p
 		case *contracts.ContextUnavailable:
@@ -158,8 +237,9 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		return nil
 	}
 	msgs := []contracts.Message{
-		{Role: contracts.RoleSystem, Content: systemPrompt(header)},
-		{Role: contracts.RoleUser, Content: objectiveMessage(header, captured, missing)},
+		{Role: contracts.RoleSystem, Content: systemPrompt(header, turnLimit(header, settings))},
+		{Role: contracts.RoleUser, Content: objectiveMessage(header)},
+		{Role: contracts.RoleUser, Content: contextMessage(header, captured, missing)},
 	}
 	for _, t := range order {
 		calls := turns[t]

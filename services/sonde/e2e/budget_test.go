@@ -49,7 +49,7 @@ func TestDeadlineReserveAndExpiry(t *testing.T) {
 	}
 	select {
 	case last := <-reserveSeen:
-		if !strings.Contains(last, "last turn") || !strings.Contains(last, "compose_report") {
+		if !strings.Contains(last, "s of the run's time are left") || !strings.Contains(last, "compose_report") {
 			t.Fatalf("inside the reserve the model was last told %q", last)
 		}
 	default:

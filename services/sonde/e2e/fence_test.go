@@ -43,7 +43,7 @@ func plantHostileTable(t *testing.T, path string) {
 	}
 }
 
-var citedArtifact = regexp.MustCompile(`"correlationId":"(c_[A-Za-z0-9_-]+)"`)
+var citedArtifact = regexp.MustCompile(`"correlationId":"(r[0-9]+)"`)
 
 // TestHostileTextNeverForgesAFence runs an agent run end to end over a
 // database whose schema and rows forge markers, with a model that writes

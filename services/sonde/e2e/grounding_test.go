@@ -56,6 +56,9 @@ func groundingScript(cases map[string]groundingCase) modeltest.Script {
 			return modeltest.Reply{Text: "ok"}, nil
 		}
 		first := req.Messages[1].Content
+		if len(req.Messages) > 2 {
+			first += "\n" + req.Messages[2].Content // the objective, then the context the server read
+		}
 		var g groundingCase
 		for key, c := range cases {
 			if strings.Contains(first, "["+key+"]") {

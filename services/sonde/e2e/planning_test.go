@@ -163,7 +163,7 @@ func TestPlanningRunsOverTheOpenAIWire(t *testing.T) {
 		if len(r.Tools) != 0 {
 			t.Fatalf("a planning turn was sent %d tools", len(r.Tools))
 		}
-		if strings.Contains(r.Messages[1].Content, "inspect_schema") || strings.Contains(r.Messages[0].Content, "inspect_schema") {
+		if strings.Contains(r.Messages[2].Content, "inspect_schema") || strings.Contains(r.Messages[0].Content, "inspect_schema") {
 			t.Fatal("a planning prompt names a tool")
 		}
 	}

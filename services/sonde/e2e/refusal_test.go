@@ -41,7 +41,7 @@ func TestRefusalsReachTheModelAndTheRunRecovers(t *testing.T) {
 		case 1:
 			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "x", Name: "drop_table", Arguments: `{"table":"orders"}`}}}, nil
 		case 2:
-			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "y", Name: "run_read_query", Arguments: `{"query":"select 1"}`}}}, nil
+			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{ID: "y", Name: "run_read_query", Arguments: `{"sql":"select 1","limit":5}`}}}, nil
 		case 3:
 			return readCall("m", "SELECT * FROM no_such_table"), nil
 		case 4:

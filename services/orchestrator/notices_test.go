@@ -1,0 +1,212 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/policy"
+)
+
+// lastUser is the last user message of a turn's request.
+func lastUser(req contracts.ModelTurnRequest) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == contracts.RoleUser {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// TestTurnNoticesAreTrue: the report is asked for on the turns the reserve
+// covers, each notice says how many turns are truly left, and "last turn"
+// is said once, on the last.
+func TestTurnNoticesAreTrue(t *testing.T) {
+	h := newHarness(t, Config{})
+	var mu sync.Mutex
+	told := map[int]string{}
+	h.model.script = func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
+		mu.Lock()
+		told[n+1] = lastUser(req)
+		mu.Unlock()
+		return reads(fmt.Sprintf("SELECT %d", n))(0, req)
+	}
+	_, rec, err := h.drive(t, "notices", func(b *contracts.Budget) { b.MaxTurns = 5 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.StopReason != contracts.StopTurnLimit {
+		t.Fatalf("stop %s", rec.StopReason)
+	}
+	last := 0
+	for turn := 1; turn <= 5; turn++ {
+		msg := told[turn]
+		switch turn {
+		case 4:
+			if !strings.Contains(msg, "You have 2 model turns left, this one included") {
+				t.Fatalf("turn 4 was told %q", msg)
+			}
+		case 5:
+			if !strings.Contains(msg, "This is your last model turn") {
+				t.Fatalf("turn 5 was told %q", msg)
+			}
+		default:
+			if strings.Contains(msg, "compose_report now") {
+				t.Fatalf("turn %d was asked for the report early: %q", turn, msg)
+			}
+		}
+		if strings.Contains(msg, "last model turn") {
+			last++
+		}
+	}
+	if last != 1 {
+		t.Fatalf("the last-turn notice was said %d times", last)
+	}
+}
+
+// TestReportReserveGrowsWithSlowTurns: a model that takes a minute a turn is
+// asked for its report when twice that is left, not at the 20 s reserve a
+// fast model gets.
+func TestReportReserveGrowsWithSlowTurns(t *testing.T) {
+	var offset atomic.Int64
+	start := time.Now()
+	h := newHarness(t, Config{Now: func() time.Time { return start.Add(time.Duration(offset.Load())) }})
+	var mu sync.Mutex
+	var askedAt []time.Duration
+	h.model.during = func(int) { offset.Add(int64(60 * time.Second)) } // each turn takes a minute
+	h.model.script = func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
+		if strings.Contains(lastUser(req), "s of the run's time are left") {
+			mu.Lock()
+			askedAt = append(askedAt, time.Duration(offset.Load()))
+			mu.Unlock()
+		}
+		return reads(fmt.Sprintf("SELECT %d", n))(0, req)
+	}
+	header := agentHeader("slow")
+	header.Budget, _ = policy.Budget(contracts.WorkflowInvestigation)
+	if _, err := h.s.ledger.Writer("slow", 0, h.s.cfg.Now).Append(t.Context(), contracts.KindRunStarted, header); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.s.drive(t.Context(), "slow")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(askedAt) == 0 {
+		t.Fatal("the report was never asked for before the deadline")
+	}
+	// 450 s deadline, 60 s turns: the reserve is 120 s, so the first notice
+	// comes with at most 120 s left and more than the 20 s a fast model gets.
+	left := 450*time.Second - askedAt[0]
+	if left > 120*time.Second || left <= 20*time.Second {
+		t.Fatalf("first asked with %s left, want within the 120 s reserve and before the last 20 s", left)
+	}
+}
+
+// TestEveryToolResultEndsWithTheRunsStatus: a result, a failure and a
+// refusal each end with the line that says where the run stands.
+func TestEveryToolResultEndsWithTheRunsStatus(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.model.script = func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
+		switch n {
+		case 0, 1:
+			return reads(fmt.Sprintf("SELECT %d", n))(0, req)
+		case 2:
+			return contracts.ModelTurnReply{ToolCalls: []contracts.ModelToolCall{{ID: "x", Name: "drop_table", Arguments: "{}"}}}
+		}
+		return contracts.ModelTurnReply{}
+	}
+	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
+		if n == 1 {
+			return failReply(3), nil
+		}
+		return okReply(req, 3), nil
+	}
+	entries, _, err := h.drive(t, "status", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		v, _ := e.Decode()
+		switch p := v.(type) {
+		case *contracts.ToolCompleted:
+			got = append(got, p.Content[strings.LastIndex(p.Content, "\n")+1:])
+		case *contracts.ToolRefused:
+			got = append(got, p.Content[strings.LastIndex(p.Content, "\n")+1:])
+		}
+	}
+	// The capture is the run's first statement.
+	want := []string{`[turn 1/36 · 2/30 statements · 3 repairs left · `, `[turn 2/36 · 3/30 statements · 2 repairs left · `, `[turn 3/36 · 3/30 statements · 2 repairs left · `}
+	if len(got) != len(want) {
+		t.Fatalf("results %q", got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) || !strings.HasSuffix(got[i], " s left]") {
+			t.Fatalf("result %d ends %q, want %q… s left]", i+1, got[i], want[i])
+		}
+	}
+}
+
+// TestRefusedCitationListsWhatIsCitable: a model that miscopies an id is
+// told which ids this run can cite and what each holds, and can finish with
+// one of them.
+func TestRefusedCitationListsWhatIsCitable(t *testing.T) {
+	h := newHarness(t, Config{})
+	listed := regexp.MustCompile(`Citable in this run: (r[0-9]+) \(run_read_query, 1 row\), schema \(the schema snapshot`)
+	report := func(id string) contracts.ModelTurnReply {
+		args, _ := json.Marshal(map[string]any{"claims": []contracts.Claim{{Text: "one row", Evidence: []contracts.EvidenceRef{{Source: contracts.EvidenceArtifact, CorrelationID: id}}}}})
+		return contracts.ModelTurnReply{ToolCalls: []contracts.ModelToolCall{{ID: fmt.Sprint("rep", len(id)), Name: policy.ToolComposeReport, Arguments: string(args)}}}
+	}
+	h.model.script = func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
+		switch n {
+		case 0:
+			return reads("SELECT 1")(0, req)
+		case 1:
+			return report("rl") // a look-alike slip
+		}
+		last := req.Messages[len(req.Messages)-1].Content
+		if m := listed.FindStringSubmatch(last); m != nil {
+			return report(m[1])
+		}
+		return contracts.ModelTurnReply{Text: "no list in " + last}
+	}
+	_, rec, err := h.drive(t, "cite-list", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != contracts.StatusSucceeded || len(rec.Report) != 1 || rec.Report[0].Evidence[0].CorrelationID != "r1" {
+		t.Fatalf("status %s report %+v refusals %v", rec.Status, rec.Report, refusals(rec))
+	}
+}
+
+// TestRulesSayTheTrueLimitsAndTheEngine: the rules name the engine with its
+// dialect hints, and the turn limit they state is the tuned one the drive
+// enforces, not the workflow's.
+func TestRulesSayTheTrueLimitsAndTheEngine(t *testing.T) {
+	for _, e := range []contracts.Engine{contracts.EnginePostgres, contracts.EngineSQLite, contracts.EngineDuckDB, contracts.EngineMSSQL} {
+		if d, ok := dialects[e]; !ok || len(d.hints) < 3 || len(d.hints) > 5 {
+			t.Errorf("engine %s has no dialect rules of 3 to 5 hints", e)
+		}
+	}
+	header := agentHeader("x")
+	header.Budget, _ = policy.Budget(contracts.WorkflowInvestigation)
+	header.Engine = contracts.EngineMSSQL
+	entries := []contracts.Entry{
+		mustEntry(t, contracts.KindRunStarted, header),
+		mustEntry(t, contracts.KindDriverResolved, contracts.DriverResolved{Provider: "p", Model: "m", Settings: &contracts.ModelSettings{TurnLimit: 6}}),
+	}
+	rules := transcript(entries, "")[0].Content
+	for _, want := range []string{"SQL Server (T-SQL)", "TOP (n)", "6 model turns", "3 repairs", "450 s for the whole run", "90 s of database time"} {
+		if !strings.Contains(rules, want) {
+			t.Errorf("the rules do not say %q:\n%s", want, rules)
+		}
+	}
+	if strings.Contains(rules, "36 model turns") {
+		t.Error("the rules state the workflow's 36 turns while the tuned limit of 6 applies")
+	}
+}
