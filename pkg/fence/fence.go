@@ -446,7 +446,19 @@ func abs(n int) int { return n * sign(n) }
 // the fenced content, a stray or unclosed marker — is neutralised. A text
 // built with Wrap comes back unchanged; an older text, fenced by a weaker
 // neutraliser, comes back holding no look-alike.
-func Reseal(s string) string {
+func Reseal(s string) string { return reseal(s, opener) }
+
+// ResealMarked is Reseal that writes mark into every opening marker it
+// keeps, after the source (mark="…"). A run's rules name its mark, so the
+// fences the server opened for that run can be told from any text that
+// imitates one. The mark is neutralised like a source.
+func ResealMarked(s, mark string) string {
+	return reseal(s, func(src string) string {
+		return Open + " source=" + strconv.Quote(Neutralise(src)) + " mark=" + strconv.Quote(Neutralise(mark)) + ">>>"
+	})
+}
+
+func reseal(s string, opener func(source string) string) string {
 	lines := strings.Split(s, "\n")
 	var (
 		out   []string

@@ -95,9 +95,11 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 				// the step settles without having run.
 				delete(open, p.StepID)
 				r.Steps[i].Status, r.Steps[i].Refusal = contracts.StepRefused, refusal
-				if p.Code == contracts.RefuseExecutorBusy && r.Steps[i].CorrelationID != "" {
-					// A saturated executor never reached the database: the
-					// step costs no statement and may be asked again.
+				if p.Code != contracts.RefuseResultTooLarge && r.Steps[i].CorrelationID != "" {
+					// Refused before the database ran it (the guard, a
+					// statement that already failed, a saturated or
+					// unavailable executor): the step costs no statement. A
+					// result refused as too large ran, and counts.
 					r.Spent.Statements--
 				}
 				continue

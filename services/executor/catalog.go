@@ -278,7 +278,11 @@ func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contra
 		return art, text, l.cost, nil
 	}
 
-	if req.After == "" && len(l.matched) <= describeAtOnce {
+	// {} asks what exists: a listing, never the whole schema again (the run's
+	// snapshot already holds the relevant part). A selector that narrows to
+	// a few relations describes them.
+	narrowed := sel.schema != "" || sel.table != "" || sel.pattern != ""
+	if narrowed && req.After == "" && len(l.matched) <= describeAtOnce {
 		rels, err := l.describe(ctx, cat, ereq, l.matched)
 		if err != nil {
 			return contracts.Artifact{}, "", l.cost, err

@@ -88,16 +88,19 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 // where the run stands: its turn of the turns it has, the statements spent,
 // the repairs left and the time left. failing counts the result being
 // recorded when it is a statement the database failed.
-func (d *drive) status(turn int, failing bool) string {
+func (d *drive) status(turn int, failing, refunded bool) string {
 	rec := d.record()
 	b := d.header.Budget
-	failed := rec.Spent.Repairs
+	failed, statements := rec.Spent.Repairs, rec.Spent.Statements
 	if failing {
 		failed++
 	}
-	return fmt.Sprintf("\n[turn %d/%d · %d/%d statements · %d repairs left · %d s left]",
-		max(turn, rec.Spent.Turns), d.maxTurns(), rec.Spent.Statements, b.MaxStatements,
-		max(b.MaxRepairs-failed, 0), max(int(d.remaining().Seconds()), 0))
+	if refunded {
+		statements-- // the refusal being recorded gives its statement back
+	}
+	return fmt.Sprintf("\n[turn %d/%d · %d/%d statements · %s left · %d s left]",
+		max(turn, rec.Spent.Turns), d.maxTurns(), statements, b.MaxStatements,
+		plural(max(b.MaxRepairs-failed, 0), "repair"), max(int(d.remaining().Seconds()), 0))
 }
 
 func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code, reason, fix string) error {
@@ -105,7 +108,9 @@ func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code,
 	if fix != "" {
 		content += "\nHow to fix: " + fix
 	}
-	content += d.status(tc.Turn, false)
+	// A step refused after it was invoked reached no database (unless its
+	// result was refused for size): the fold gives its statement back.
+	content += d.status(tc.Turn, false, stepID != "" && code != contracts.RefuseResultTooLarge)
 	return d.append(ctx, contracts.KindToolRefused, contracts.ToolRefused{
 		ToolCall: tc, StepID: stepID, Code: code, Reason: reason, Fix: fix, Content: content,
 	})
@@ -184,14 +189,14 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 					d.header.Engine, d.s.cfg.AbsenceGrace, d.header.Engine), true)
 		}
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
-			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent + d.status(tc.Turn, false),
+			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent + d.status(tc.Turn, false, false),
 		})
 	}
 	switch reply.Status {
 	case contracts.ExecOK:
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeOK, Artifact: reply.Artifact,
-			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(reply) + d.status(tc.Turn, false),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(reply) + d.status(tc.Turn, false, false),
 		})
 	case contracts.ExecRefused:
 		r := reply.Refusal
@@ -207,7 +212,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 		left := b.MaxRepairs - (rec.Spent.Repairs + 1) // after this failure
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
-			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left) + d.status(tc.Turn, true),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left, d.header.Engine) + d.status(tc.Turn, true, false),
 		})
 	}
 }
@@ -264,20 +269,22 @@ func (d *drive) replay(tc contracts.ToolCall, stepID string) contracts.ToolCompl
 		if i := strings.LastIndex(p.Content, "\n[turn "); i >= 0 {
 			p.Content = p.Content[:i] // where the run stood then; now is said below
 		}
-		p.Content = "(Replayed from this run's ledger: the same call settled earlier and is never run twice.)\n" + p.Content + d.status(tc.Turn, false)
+		p.Content = "(Replayed from this run's ledger: the same call settled earlier and is never run twice.)\n" + p.Content + d.status(tc.Turn, false, false)
 		return p
 	}
 	return contracts.ToolCompleted{ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent}
 }
 
+// okContent is what the model reads of a result: the executor's rendering,
+// which says how to cite it, or, when an executor sent none, one line that
+// does.
 func okContent(r contracts.ExecReply) string {
-	var b strings.Builder
-	if a := r.Artifact; a != nil {
-		ref, _ := json.Marshal(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: a.CorrelationID})
-		fmt.Fprintf(&b, "Result stored as %s — %d rows, %d columns. Cite it exactly in that shape.\n", ref, a.Rows, len(a.Columns))
+	a := r.Artifact
+	if a == nil || strings.Contains(r.Text, `"correlationId":"`+a.CorrelationID+`"`) {
+		return r.Text
 	}
-	b.WriteString(r.Text)
-	return b.String()
+	ref, _ := json.Marshal(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: a.CorrelationID})
+	return fmt.Sprintf("Result stored as %s: %s, %s. Cite it exactly in that shape.\n", ref, plural(a.Rows, "row"), plural(len(a.Columns), "column")) + r.Text
 }
 
 // errorContent is what the model reads of a statement the database failed.
@@ -285,13 +292,23 @@ func okContent(r contracts.ExecReply) string {
 // (MaxRepairs minus the failures so far): at 0 this failure may still be
 // repaired, and a failing repair ends the run's statements; below 0 it may
 // not.
-func errorContent(e *contracts.DBError, text string, repairsLeft int) string {
+func errorContent(e *contracts.DBError, text string, repairsLeft int, engine contracts.Engine) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The database failed the statement (%s).\n", e.Class)
-	if text != "" {
-		b.WriteString(text)
-	} else if e.Message != "" {
+	switch {
+	case text != "":
+		b.WriteString(text) // the executor's own account, the engine's words fenced
+	case e.Message != "":
+		fmt.Fprintf(&b, "The database failed the statement (%s):\n", e.Class)
 		b.WriteString(fence.Wrap("database error", e.Message))
+	default:
+		fmt.Fprintf(&b, "The database failed the statement (%s).", e.Class)
+	}
+	if e.Class == contracts.DBSyntax {
+		// A syntax error is most often another dialect's habit (TOP on
+		// SQLite, LIMIT on SQL Server): say this one's again.
+		if d, ok := dialects[engine]; ok {
+			fmt.Fprintf(&b, "\n%s syntax: %s.", d.name, strings.Join(d.hints, "; "))
+		}
 	}
 	switch {
 	case repairsLeft > 0:

@@ -162,7 +162,7 @@ func (d *drive) packed(inv *contracts.Inventory) contracts.ContextCaptured {
 		Words:    grounding.Words(text),
 		MaxChars: d.s.cfg.ContextMaxChars, RelationsMaxChars: d.s.cfg.RelationsMaxChars,
 		Planning: d.header.Mode == contracts.ModePlanning,
-		Source:   "the server with one catalog read through the connection's executor, before the first turn",
+		Source:   "the server through the connection's executor before the first turn (its catalog statements count in this run's budget)",
 		Label:    d.header.ConnectionID,
 	})
 	sum := sha256.Sum256([]byte(p.Text))

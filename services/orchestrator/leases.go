@@ -71,7 +71,21 @@ func (l *leases) renew(ctx context.Context, runID string, rev uint64) (uint64, e
 // (the last renewal's, not the claim's): a delete at a stale revision is
 // refused and would leave the lease to lapse and the run to be "resumed".
 func (l *leases) release(ctx context.Context, runID string, rev uint64) {
-	_ = l.kv.Delete(ctx, runID, jetstream.LastRevision(rev))
+	if err := l.kv.Delete(ctx, runID, jetstream.LastRevision(rev)); err == nil {
+		return
+	}
+	// A renewal cut short by the drive's end may have landed without its
+	// revision coming back: the lease is then still ours, one revision on.
+	// Drop it there; anyone else's is left alone.
+	e, err := l.kv.Get(ctx, runID)
+	if err != nil || e.Revision() <= rev {
+		return
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) != nil || v.Owner != l.owner {
+		return
+	}
+	_ = l.kv.Delete(ctx, runID, jetstream.LastRevision(e.Revision()))
 }
 
 // probeKey is the key a health probe writes; it is no run id, so the sweep

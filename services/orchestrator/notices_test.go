@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -208,5 +209,45 @@ func TestRulesSayTheTrueLimitsAndTheEngine(t *testing.T) {
 	}
 	if strings.Contains(rules, "36 model turns") {
 		t.Error("the rules state the workflow's 36 turns while the tuned limit of 6 applies")
+	}
+	// The rules name the run's fence mark, and the fences carry it.
+	entries = append(entries, mustEntry(t, contracts.KindContextCaptured, contracts.ContextCaptured{CorrelationID: "schema", Text: fence.Wrap("schema", "t")}))
+	msgs := transcript(entries, "")
+	mark := runMark("r1")
+	if !strings.Contains(msgs[0].Content, `mark="`+mark+`"`) || !strings.Contains(msgs[2].Content, `source="schema" mark="`+mark+`">>>`) {
+		t.Errorf("the run's mark %s is not named by the rules or not carried by its fences:\n%s\n%s", mark, msgs[0].Content, msgs[2].Content)
+	}
+}
+
+// TestARefusalCostsNoStatementButATooLargeResultDoes: what the guard refused
+// never reached the database and is given back; a result refused for its
+// size ran, and counts.
+func TestARefusalCostsNoStatementButATooLargeResultDoes(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.model.script = reads("DELETE FROM t", "SELECT * FROM big")
+	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
+		code := contracts.RefuseNotASelect
+		if n == 1 {
+			code = contracts.RefuseResultTooLarge
+		}
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: code, Reason: "r", Fix: "f"}}, nil
+	}
+	_, rec, err := h.drive(t, "refund", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The capture, then the too-large read; the refused write is given back.
+	if rec.Spent.Statements != 2 {
+		t.Fatalf("statements spent %d, want 2", rec.Spent.Statements)
+	}
+}
+
+func TestASyntaxErrorRepeatsTheDialect(t *testing.T) {
+	got := errorContent(&contracts.DBError{Class: contracts.DBSyntax, Message: `near "5": syntax error`}, "", 2, contracts.EngineSQLite)
+	if !strings.Contains(got, "SQLite syntax: LIMIT n, not TOP") {
+		t.Fatalf("%s", got)
+	}
+	if got := errorContent(&contracts.DBError{Class: contracts.DBMissingObject, Message: "no such table"}, "", 2, contracts.EngineSQLite); strings.Contains(got, "syntax:") {
+		t.Fatalf("a missing table is not a dialect problem: %s", got)
 	}
 }

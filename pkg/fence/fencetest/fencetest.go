@@ -132,11 +132,21 @@ func Check(text string, opened int) error {
 			if !ok || !strings.HasSuffix(src, ">>>") {
 				return fmt.Errorf("line %d is not an opening marker the server writes: %q", i+1, line)
 			}
-			q, err := strconv.Unquote(strings.TrimSuffix(src, ">>>"))
+			attrs := strings.TrimSuffix(src, ">>>")
+			// A run's transcript writes its mark after the source
+			// (fence.ResealMarked): mark="…", quoted like the source.
+			mark := ""
+			if at := strings.LastIndex(attrs, ` mark="`); at >= 0 && strings.HasSuffix(attrs, `"`) {
+				m, err := strconv.Unquote(attrs[at+len(" mark="):])
+				if err == nil {
+					attrs, mark = attrs[:at], m
+				}
+			}
+			q, err := strconv.Unquote(attrs)
 			if err != nil {
 				return fmt.Errorf("line %d: the source is not quoted: %q", i+1, line)
 			}
-			if k := keyword(q); k != "" || lineHasMarker(q) {
+			if k := keyword(q + mark); k != "" || lineHasMarker(q) || lineHasMarker(mark) {
 				return fmt.Errorf("line %d: the source forges a marker: %q", i+1, q)
 			}
 			if err := flush(); err != nil {

@@ -30,13 +30,16 @@ const evalRunsPerScenario = 3
 // evalTurnLimit is the tuned turn limit of the long runner's model.
 const evalTurnLimit = 8
 
-// evalTold matches a citation the server tells the model to use, with the
-// rows the result holds when it says so: the context message's "cite it as
-// {…}" and every result's "Result stored as {…} — N rows".
-var evalTold = regexp.MustCompile(`(?i)(?:cite it as|stored as) (\{[^{}]*\})(?: — (\d+) rows?)?`)
+// evalTold matches a citation the server tells the model to use: the
+// context message's "cite it as {…}" and every result's "Cite it as {…}"
+// (or, from an executor that renders none, "Result stored as {…}").
+var evalTold = regexp.MustCompile(`(?i)(?:cite it as|stored as) (\{[^{}]*\})`)
+
+// evalRows is a row count said on the line that names a citation.
+var evalRows = regexp.MustCompile(`\b(\d+) rows?\b`)
 
 // evalStatusLine is the line every tool result ends with.
-var evalStatusLine = regexp.MustCompile(`\n\[turn (\d+)/(\d+) · (\d+)/(\d+) statements · (\d+) repairs left · (\d+) s left\]$`)
+var evalStatusLine = regexp.MustCompile(`\n\[turn (\d+)/(\d+) · (\d+)/(\d+) statements · (\d+) repairs? left · (\d+) s left\]$`)
 
 // evalCitable is one entry of a refused citation's "Citable in this run" list.
 var evalCitable = regexp.MustCompile(`(\w+) \((\w+), (\d+) rows?\)`)
@@ -45,27 +48,26 @@ var evalCitable = regexp.MustCompile(`(\w+) \((\w+), (\d+) rows?\)`)
 // when the text does not say, as for the schema snapshot).
 type told struct {
 	raw  string
-	id   string
 	rows int
 }
 
 // toldIn returns the citations text tells the model to use, in order of
-// first mention (a result names its id twice: the server's line and the
-// executor's).
+// first mention, each with the rows its line says the result holds.
 func toldIn(text string) []told {
 	var out []told
 	seen := map[string]bool{}
-	for _, m := range evalTold.FindAllStringSubmatch(text, -1) {
-		var ref contracts.EvidenceRef
-		if json.Unmarshal([]byte(m[1]), &ref) != nil || seen[m[1]] {
-			continue
+	for _, line := range strings.Split(text, "\n") {
+		for _, m := range evalTold.FindAllStringSubmatch(line, -1) {
+			if !json.Valid([]byte(m[1])) || seen[m[1]] {
+				continue
+			}
+			seen[m[1]] = true
+			rows := -1
+			if r := evalRows.FindStringSubmatch(line); r != nil {
+				rows, _ = strconv.Atoi(r[1])
+			}
+			out = append(out, told{raw: m[1], rows: rows})
 		}
-		seen[m[1]] = true
-		rows := -1
-		if m[2] != "" {
-			rows, _ = strconv.Atoi(m[2])
-		}
-		out = append(out, told{raw: m[1], id: ref.CorrelationID, rows: rows})
 	}
 	return out
 }
@@ -452,9 +454,13 @@ var evalScenarios = []evalScenario{
 			if failed {
 				wantRepairs = 1
 			}
-			m := evalStatusLine.FindStringSubmatch(c[1])
-			if r.rec.Spent.Repairs != wantRepairs || m == nil || m[5] != strconv.Itoa(3-wantRepairs) {
-				t.Errorf("repairs spent %d and the correction's status line %q: a refusal costs none, a failure one", r.rec.Spent.Repairs, m)
+			// What came back of TOP already counts its cost, and so does the
+			// correction's result.
+			for _, text := range c {
+				m := evalStatusLine.FindStringSubmatch(text)
+				if r.rec.Spent.Repairs != wantRepairs || m == nil || m[5] != strconv.Itoa(r.rec.Budget.MaxRepairs-wantRepairs) {
+					t.Errorf("repairs spent %d, status line %q: a refusal costs no repair, a failure one", r.rec.Spent.Repairs, m)
+				}
 			}
 			if st := dbSteps(r); len(st) != 2 || st[1].Status != contracts.StepCompleted {
 				t.Errorf("the corrected statement did not complete: %+v", st)

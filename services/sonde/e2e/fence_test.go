@@ -120,7 +120,7 @@ func TestHostileTextNeverForgesAFence(t *testing.T) {
 		// back with rows or a database error.
 		opened := snapshotFences
 		for _, tr := range req.ToolMessages() {
-			if strings.HasPrefix(tr.Content, "Result stored as") || strings.HasPrefix(tr.Content, "The database failed") {
+			if strings.HasPrefix(tr.Content, "Result of the read") || strings.HasPrefix(tr.Content, "The database failed") {
 				opened++
 			}
 		}

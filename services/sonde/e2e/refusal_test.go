@@ -93,7 +93,7 @@ func TestRefusalsReachTheModelAndTheRunRecovers(t *testing.T) {
 	reqs := modelRequests(s)
 	for i, r := range reqs[1:6] {
 		res := r.LastToolResults()
-		if len(res) != 1 || !strings.Contains(res[0].Content, "Refused") && !strings.Contains(res[0].Content, "database failed") && !strings.Contains(res[0].Content, "Result stored as") {
+		if len(res) != 1 || !strings.Contains(res[0].Content, "Refused") && !strings.Contains(res[0].Content, "database failed") && !strings.Contains(res[0].Content, "Result of the read") {
 			t.Errorf("turn %d result: %+v", i+2, res)
 		}
 	}
