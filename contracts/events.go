@@ -126,6 +126,10 @@ type RunStarted struct {
 	// when the run started (ConnectionDescriptor.Identity): conversations and
 	// reused captures are checked against it, not against the id.
 	ConnectionIdentity string `json:"connectionIdentity,omitempty"`
+	// FenceMark is drawn at random when the run starts: every fence the
+	// server opens in the run's transcript carries it, and the rules name
+	// it, so text imitating a fence cannot carry it.
+	FenceMark string `json:"fenceMark,omitempty"`
 	// Thread is the conversation the run belongs to; nil on runs recorded
 	// before conversations existed.
 	Thread      *Thread `json:"thread,omitempty"`

@@ -64,7 +64,7 @@ m repair-budget-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
 m repair-budget-refuses-schema-reads "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
 	"$call" 'case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
 m repairs-left-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'left := b.MaxRepairs - (rec.Spent.Repairs + 1)' 'left := b.MaxRepairs - rec.Spent.Repairs'
+	"$call" 'left := b.MaxRepairs - rec.Spent.Repairs' 'left := b.MaxRepairs - (rec.Spent.Repairs + 1)'
 m no-responders-indeterminate "$orch" 'TestDriveFailsExecutorUnavailableWhenNobodyServes' - \
 	"$call" 'if errors.As(err, &ee) {' 'if false && errors.As(err, &ee) {'
 m no-responders-not-absent-on-nats "$orch" 'TestExecWithoutRespondersIsAbsent' - \

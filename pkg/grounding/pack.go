@@ -107,9 +107,9 @@ func Pack(inv contracts.Inventory, o PackOptions) Packed {
 	}
 	b.WriteString(". Row counts and distinct counts are the engine's estimates, not measurements")
 	if inv.StatisticsSource != "" {
-		fmt.Fprintf(&b, " (from %s)", inv.StatisticsSource)
+		fmt.Fprintf(&b, "; they come from %s", inv.StatisticsSource)
 	}
-	b.WriteString("; \"no statistics\" means the engine holds none for that relation.\n")
+	b.WriteString(". \"no statistics\" means the engine holds none for that relation.\n")
 	if p.Named > 0 {
 		b.WriteString(fence.Wrap("schema inventory of connection "+o.Label, body.String()))
 		b.WriteByte('\n')

@@ -95,12 +95,17 @@ func (d *drive) status(turn int, failing, refunded bool) string {
 	if failing {
 		failed++
 	}
+	// The first failure uses no repair yet; each statement after one does.
+	left := b.MaxRepairs - max(failed-1, 0)
+	if failed > b.MaxRepairs {
+		left = 0
+	}
 	if refunded {
 		statements-- // the refusal being recorded gives its statement back
 	}
 	return fmt.Sprintf("\n[turn %d/%d · %d/%d statements · %s left · %d s left]",
 		max(turn, rec.Spent.Turns), d.maxTurns(), statements, b.MaxStatements,
-		plural(max(b.MaxRepairs-failed, 0), "repair"), max(int(d.remaining().Seconds()), 0))
+		plural(max(left, 0), "repair"), max(int(d.remaining().Seconds()), 0))
 }
 
 func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code, reason, fix string) error {
@@ -209,7 +214,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 		if dbErr == nil {
 			dbErr = &contracts.DBError{Class: contracts.DBOther}
 		}
-		left := b.MaxRepairs - (rec.Spent.Repairs + 1) // after this failure
+		left := b.MaxRepairs - rec.Spent.Repairs // repairs still allowed once this failure is counted
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
 			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left, d.header.Engine) + d.status(tc.Turn, true, false),
@@ -288,10 +293,9 @@ func okContent(r contracts.ExecReply) string {
 }
 
 // errorContent is what the model reads of a statement the database failed.
-// repairsLeft counts the further failures the run can absorb after this one
-// (MaxRepairs minus the failures so far): at 0 this failure may still be
-// repaired, and a failing repair ends the run's statements; below 0 it may
-// not.
+// repairsLeft is how many more statements the run still allows after a
+// failure, this one counted: MaxRepairs after the first failure, one fewer
+// after each further one, and none after the failure that exceeds them.
 func errorContent(e *contracts.DBError, text string, repairsLeft int, engine contracts.Engine) string {
 	var b strings.Builder
 	switch {
@@ -310,13 +314,10 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int, engine con
 			fmt.Fprintf(&b, "\n%s syntax: %s.", d.name, strings.Join(d.hints, "; "))
 		}
 	}
-	switch {
-	case repairsLeft > 0:
+	if repairsLeft > 0 {
 		fmt.Fprintf(&b, "\nRepairs left: %d. Fix the statement and try again, or report what you have.", repairsLeft)
-	case repairsLeft == 0:
-		b.WriteString("\nRepairs left: 0. You may fix this statement once more; if that fails too, no further statement is run.")
-	default:
-		b.WriteString("\nNo repairs are left: no further statement is run in this run. Call compose_report with what you have.")
+	} else {
+		b.WriteString("\nNo repairs are left: run_read_query is refused from now on (inspect_schema still answers). Call compose_report with what you have.")
 	}
 	return b.String()
 }

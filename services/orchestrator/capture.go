@@ -104,7 +104,7 @@ func (d *drive) captureContext(ctx context.Context) error {
 	}
 	if held, ok := d.s.captures.get(key, d.s.cfg.Now()); ok {
 		d.inv = held.inv
-		cc := d.packed(held.inv)
+		cc := d.packed(held.inv, "the server for an earlier run on this database and reused, at no cost to this run's budget")
 		cc.CorrelationID, cc.InventoryRunID = held.corr, held.runID
 		return d.append(ctx, contracts.KindContextCaptured, cc)
 	}
@@ -124,7 +124,8 @@ func (d *drive) captureContext(ctx context.Context) error {
 	}
 	d.inv = reply.Inventory
 	d.s.captures.put(capture{key: key, inv: reply.Inventory, runID: d.runID, corr: corr, at: d.s.cfg.Now()})
-	cc := d.packed(reply.Inventory)
+	cc := d.packed(reply.Inventory, fmt.Sprintf("the server through the connection's executor before the first turn (%s of this run's budget)",
+		plural(max(1, reply.Statements), "catalog statement")))
 	cc.CorrelationID = corr
 	cc.Statements, cc.DurationMs = max(1, reply.Statements), reply.DurationMs
 	return d.append(ctx, contracts.KindContextCaptured, cc)
@@ -155,14 +156,15 @@ func unavailable(reply contracts.ExecReply, err error) *contracts.ContextUnavail
 }
 
 // packed packs inv for this run's objective (and its conversation's) into
-// the context-captured entry the model's first message carries.
-func (d *drive) packed(inv *contracts.Inventory) contracts.ContextCaptured {
+// the context-captured entry the model's context message carries; source
+// says who read it and what it cost.
+func (d *drive) packed(inv *contracts.Inventory, source string) contracts.ContextCaptured {
 	text := d.header.Objective + "\n" + spineWords(&d.header)
 	p := grounding.Pack(*inv, grounding.PackOptions{
 		Words:    grounding.Words(text),
 		MaxChars: d.s.cfg.ContextMaxChars, RelationsMaxChars: d.s.cfg.RelationsMaxChars,
 		Planning: d.header.Mode == contracts.ModePlanning,
-		Source:   "the server through the connection's executor before the first turn (its catalog statements count in this run's budget)",
+		Source:   source,
 		Label:    d.header.ConnectionID,
 	})
 	sum := sha256.Sum256([]byte(p.Text))

@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -63,6 +65,7 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 		PreviousRunID: cmd.PreviousRunID, AutoExecute: cmd.AutoExecute,
 		Budget: budget, Tools: policy.Tools(cmd.Mode, cmd.WorkflowType),
 		ConnectionIdentity: desc.Identity,
+		FenceMark:          newFenceMark(),
 	}
 	// Every run belongs to a conversation; one that cannot be continued is
 	// declined on the header and the run starts anyway.
@@ -97,6 +100,13 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 	s.recordHistory(ctx, cmd.Actor, cmd.RunID, contracts.StatusQueued)
 	s.launch(cmd.RunID)
 	return contracts.StartRunReply{RunID: cmd.RunID, Mode: header.Mode, WorkflowType: header.WorkflowType}
+}
+
+// newFenceMark draws a run's fence mark.
+func newFenceMark() string {
+	var b [5]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }
 
 // unrecorded answers a start that could not be written, saying why when the

@@ -414,7 +414,7 @@ func TestDriveRefusesPastTheRepairBudget(t *testing.T) {
 	if n := h.exec.readCount(); n != policy.MaxRepairs+2 {
 		t.Fatalf("the executor was asked %d times, want %d failing reads and one schema read", n, policy.MaxRepairs+1)
 	}
-	says := []string{"Repairs left: 2.", "Repairs left: 1.", "Repairs left: 0. You may fix this statement once more", "No repairs are left"}
+	says := []string{"Repairs left: 3.", "Repairs left: 2.", "Repairs left: 1.", "No repairs are left"}
 	for i, q := range qs[:4] {
 		cs := completions(t, entries, stepOf(q))
 		if len(cs) != 1 || !strings.Contains(cs[0].Content, says[i]) {

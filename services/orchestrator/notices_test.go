@@ -142,7 +142,7 @@ func TestEveryToolResultEndsWithTheRunsStatus(t *testing.T) {
 		}
 	}
 	// The capture is the run's first statement.
-	want := []string{`[turn 1/36 · 2/30 statements · 3 repairs left · `, `[turn 2/36 · 3/30 statements · 2 repairs left · `, `[turn 3/36 · 3/30 statements · 2 repairs left · `}
+	want := []string{`[turn 1/36 · 2/30 statements · 3 repairs left · `, `[turn 2/36 · 3/30 statements · 3 repairs left · `, `[turn 3/36 · 3/30 statements · 3 repairs left · `}
 	if len(got) != len(want) {
 		t.Fatalf("results %q", got)
 	}
@@ -202,7 +202,7 @@ func TestRulesSayTheTrueLimitsAndTheEngine(t *testing.T) {
 		mustEntry(t, contracts.KindDriverResolved, contracts.DriverResolved{Provider: "p", Model: "m", Settings: &contracts.ModelSettings{TurnLimit: 6}}),
 	}
 	rules := transcript(entries, "")[0].Content
-	for _, want := range []string{"SQL Server (T-SQL)", "TOP (n)", "6 model turns", "3 repairs", "450 s for the whole run", "90 s of database time"} {
+	for _, want := range []string{"SQL Server (T-SQL)", "TOP (n)", "6 model turns", "you may send 3 more in all, each a repair", "450 s for the whole run", "90 s of database time"} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("the rules do not say %q:\n%s", want, rules)
 		}

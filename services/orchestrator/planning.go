@@ -31,7 +31,7 @@ func planningPrompt(h *contracts.RunStarted) string {
 	tag := string(h.Engine)
 	var b strings.Builder
 	b.WriteString("You are Sonde, planning against a production database. You run nothing: you have no tools, and the user runs what you write.\n")
-	fmt.Fprintf(&b, "The database is %s: write its dialect.\n", engineName(h.Engine))
+	b.WriteString(dialectRules(h.Engine))
 	fmt.Fprintf(&b, "Workflow: %s. Your deliverable is %s.\n", h.WorkflowType, planDeliverables[h.WorkflowType])
 	if planReadsProse(h.WorkflowType) {
 		fmt.Fprintf(&b, "Write the plan as prose. A statement, if any, goes in a fenced code block tagged %s.\n", tag)

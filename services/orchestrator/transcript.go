@@ -65,7 +65,7 @@ func engineName(e contracts.Engine) string {
 // dialectRules names the engine and its hints.
 func dialectRules(e contracts.Engine) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The database is %s: write %s SQL.", engineName(e), engineName(e))
+	fmt.Fprintf(&b, "The database is %s; write its dialect:", engineName(e))
 	if d, ok := dialects[e]; ok {
 		for _, h := range d.hints {
 			b.WriteString("\n- ")
@@ -90,13 +90,13 @@ func systemPrompt(h *contracts.RunStarted, turns int) string {
 	fmt.Fprintf(&b, "Workflow: %s. Answer the user's objective with evidence read from the database.\n", h.WorkflowType)
 	b.WriteString("Tools: inspect_schema describes tables (the server writes that query); run_read_query runs one SELECT you write; ")
 	b.WriteString("compose_report ends the run with your findings.\n")
-	b.WriteString("Explore: the schema snapshot below already lists the tables most relevant to the objective with their columns, keys and estimated row counts; " +
+	b.WriteString("Explore: the schema snapshot below already lists the tables most relevant to the objective with their columns, keys and, where the engine keeps them, estimated row counts; " +
 		"call inspect_schema only for a table it does not show ({\"table\":…}, {\"pattern\":\"*word*\"}). Count and aggregate in SQL rather than reading rows.\n")
 	fmt.Fprintf(&b, "Limits (enforced): %d model turns, %d statements, %d s for the whole run, %d s of database time, %d s per statement, "+
 		"%d rows and %d KiB per result (a larger result is refused, not cut: aggregate or add LIMIT). Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
 		turns, bud.MaxStatements, bud.DeadlineMs/1000, bud.DBTimeMs/1000, bud.StatementTimeoutMs/1000, bud.MaxRows, bud.MaxBytes>>10)
-	fmt.Fprintf(&b, "Recover: a refusal runs nothing and costs neither a statement nor a repair: follow its fix. A statement the database fails costs one of %d repairs; "+
-		"the same failing statement is never run again, so change what it does.\n", bud.MaxRepairs)
+	fmt.Fprintf(&b, "Recover: a refusal runs nothing and costs neither a statement nor a repair: follow its fix (only a result refused as too large did run, and counts). "+
+		"After a statement the database fails you may send %d more in all, each a repair; the same failing statement is never run again, so change what it does.\n", bud.MaxRepairs)
 	b.WriteString("Answer: the run is answered only by a compose_report call; prose without a tool call is discarded, and two such turns in a row end the run unanswered. " +
 		"Rest your claims on results that have rows; the schema snapshot supports claims about structure only. If nothing matches, say so and cite the reading that shows it together with one that shows what does exist.\n")
 	b.WriteString(citationRule + "\n")
@@ -238,7 +238,10 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 	if header == nil {
 		return nil
 	}
-	mark := runMark(entries[0].RunID)
+	mark := header.FenceMark
+	if mark == "" {
+		mark = runMark(entries[0].RunID) // a run recorded before marks were drawn at start
+	}
 	msgs := []contracts.Message{
 		{Role: contracts.RoleSystem, Content: systemPrompt(header, turnLimit(header, settings)) + markRule(mark)},
 		{Role: contracts.RoleUser, Content: objectiveMessage(header)},
@@ -281,8 +284,10 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 	return msgs
 }
 
-// runMark is the mark every fence the server opens for a run carries: a
-// digest of the run id, so a resumed run shows the same transcript.
+// runMark is the fence mark of a run whose header recorded none: a digest of
+// its id, so its transcript is the same on every rebuild. New runs draw a
+// random mark at start (RunStarted.FenceMark), which nothing outside the
+// run's own messages reveals.
 func runMark(runID string) string {
 	sum := sha256.Sum256([]byte("sonde fence mark\x00" + runID))
 	return hex.EncodeToString(sum[:4])
