@@ -124,6 +124,9 @@ type ExecReply struct {
 	Inventory *Inventory `json:"inventory,omitempty"`
 	// Check answers OpCheck.
 	Check *StatementCheck `json:"check,omitempty"`
+	// Plan answers OpExplain: the summary of the estimating plan (the plan
+	// itself is the artifact's rows).
+	Plan *PlanSummary `json:"plan,omitempty"`
 }
 
 // Refusal is the guard's or a profile's refusal of a statement before it

@@ -145,3 +145,50 @@ type ColumnRef struct {
 	Relation NameRef `json:"relation"`
 	Column   string  `json:"column"`
 }
+
+// PlanSummary is what an engine's estimating plan of a statement says, read
+// by the executor: how each relation is accessed and what the engine
+// estimates. The plan comes from EXPLAIN without ANALYZE (or the engine's
+// equivalent): the statement is never executed.
+type PlanSummary struct {
+	Engine Engine `json:"engine"`
+	// Access is how the plan reads each relation, in plan order.
+	Access []RelationAccess `json:"access"`
+	// Cost is the engine's estimated total cost of the plan, in the
+	// engine's own units; nil when the engine gives none.
+	Cost *float64 `json:"cost,omitempty"`
+	// Rows is the engine's estimate of the rows the statement returns; nil
+	// when the engine gives none.
+	Rows *float64 `json:"rows,omitempty"`
+	// Uninterpreted lists plan steps the summary did not interpret, as the
+	// engine named them: the plan text has them, the summary does not.
+	Uninterpreted []string `json:"uninterpreted,omitempty"`
+	// Note says what this engine's plans cannot tell (SQLite estimates no
+	// costs or rows).
+	Note string `json:"note,omitempty"`
+}
+
+// RelationAccess is how a plan reads one relation.
+type RelationAccess struct {
+	// Relation is the relation as the plan names it.
+	Relation string `json:"relation"`
+	// Access is full scan, index, mixed (both, in different steps) or
+	// unknown.
+	Access AccessKind `json:"access"`
+	// Index names the index used, when the plan says.
+	Index string `json:"index,omitempty"`
+	// Rows is the engine's estimate of the rows read from it; nil when the
+	// engine gives none.
+	Rows *float64 `json:"rows,omitempty"`
+}
+
+// AccessKind is how a plan reads a relation.
+type AccessKind string
+
+// The access kinds.
+const (
+	AccessFullScan AccessKind = "full scan"
+	AccessIndex    AccessKind = "index"
+	AccessMixed    AccessKind = "mixed"
+	AccessUnknown  AccessKind = "unknown"
+)

@@ -58,11 +58,11 @@ m statement-budget-removed "$orch" 'TestDriveRefusesPastTheStatementBudget' - \
 m db-time-budget-removed "$orch" 'TestDriveRefusesPastTheDatabaseTimeBudget' - \
 	"$call" 'case rec.Spent.DBTimeMs >= b.DBTimeMs:' 'case false:'
 m repair-budget-removed "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:' 'case false:'
+	"$call" 'case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:' 'case false:'
 m repair-budget-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:' 'case op == contracts.OpRead && rec.Spent.Repairs >= b.MaxRepairs:'
+	"$call" 'case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:' 'case op != contracts.OpSchema && rec.Spent.Repairs >= b.MaxRepairs:'
 m repair-budget-refuses-schema-reads "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
+	"$call" 'case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
 m repairs-left-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
 	"$call" 'left := b.MaxRepairs - rec.Spent.Repairs' 'left := b.MaxRepairs - (rec.Spent.Repairs + 1)'
 m no-responders-indeterminate "$orch" 'TestDriveFailsExecutorUnavailableWhenNobodyServes' - \
@@ -135,6 +135,15 @@ m citable-ids-not-listed "$orch" 'TestRefusedCitationListsWhatIsCitable' - \
 m fence-mark-unnamed "$orch" 'TestRulesSayTheTrueLimitsAndTheEngine' - \
 	services/orchestrator/transcript.go 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.ResealMarked(content, mark)})' 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.Reseal(content)})' \
 	services/orchestrator/transcript.go '+ markRule(mark)},' '+ markRule("")},'
+m agent-run-without-tools-supported ./pkg/policy/ 'TestEveryWorkflowIsAWholeRow' - \
+	pkg/policy/policy.go 'return len(r.AgentTools) > 0' 'return true'
+# Issue 11: a plan is never a run.
+m postgres-plan-analyzes ./services/executor/internal/postgres/ 'TestPlanNeverRuns' pg \
+	services/executor/internal/postgres/plan.go 'const explainPrefix = "EXPLAIN (FORMAT JSON) "' 'const explainPrefix = "EXPLAIN (ANALYZE, FORMAT JSON) "'
+m sqlite-plan-runs ./services/executor/internal/sqlite/ 'TestPlanNeverRuns' - \
+	services/executor/internal/sqlite/plan.go 'const explainPrefix = "EXPLAIN QUERY PLAN "' 'const explainPrefix = ""'
+m duckdb-plan-analyzes ./services/executor/internal/duckdb/ 'TestPlanDoesNotExecute' - \
+	services/executor/internal/duckdb/plan.go 'const explainPrefix = "EXPLAIN (FORMAT JSON)\n"' 'const explainPrefix = "EXPLAIN ANALYZE "'
 
 # Issue 9: what the inventory names, what a planning run is given, which
 # capture a run may reuse.

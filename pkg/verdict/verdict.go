@@ -7,6 +7,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/grounding"
+	"github.com/sondehq/sonde/pkg/policy"
 )
 
 // Rule ids.
@@ -85,6 +86,29 @@ func Verify(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
 	if h.Mode == contracts.ModePlanning {
 		return verifyPlan(h, entries, cancelled)
 	}
+	// The rule is the one the workflow's row names; a header from before
+	// workflows (none recorded) is an investigation.
+	if judge, ok := agentRules[policy.Workflows[h.WorkflowType].AgentRule]; ok {
+		return judge(entries, cancelled)
+	}
+	return verifyInvestigation(entries, cancelled)
+}
+
+// agentRules are the agent-mode rules by id; every workflow row's AgentRule
+// names one (a test holds the table to that).
+var agentRules = map[string]func([]contracts.Entry, bool) contracts.GoalVerdict{
+	RuleInvestigation: verifyInvestigation,
+}
+
+// Known reports whether id names a rule this package judges by.
+func Known(id string) bool {
+	_, ok := agentRules[id]
+	return ok || id == RulePlanning
+}
+
+// verifyInvestigation is agent-investigation.1: the run composed at least
+// one claim, and its claims do not rest entirely on empty results.
+func verifyInvestigation(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
 	v := contracts.GoalVerdict{Rule: RuleInvestigation, Unmet: []string{}}
 	if cancelled {
 		v.Outcome = contracts.VerdictCancelled
@@ -162,7 +186,7 @@ func verifyPlan(h contracts.RunStarted, entries []contracts.Entry, cancelled boo
 	case !prose:
 		v.Outcome = contracts.VerdictUnanswered
 		v.Unmet = append(v.Unmet, UnmetNoPlan)
-	case h.WorkflowType == contracts.WorkflowOperations || drafted || declined:
+	case policy.Workflows[h.WorkflowType].PlanIsProse || drafted || declined:
 		v.Outcome = contracts.VerdictAnswered
 	default:
 		v.Outcome = contracts.VerdictUnanswered

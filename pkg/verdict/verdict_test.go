@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/policy"
 )
 
 func entry(t *testing.T, kind contracts.EventKind, p any) contracts.Entry {
@@ -73,6 +74,16 @@ func TestVerify(t *testing.T) {
 		}
 		if v.Unmet == nil {
 			t.Errorf("%s: unmet must be an empty list, not null", c.name)
+		}
+	}
+}
+
+// TestEveryWorkflowRowNamesAKnownRule: a row whose verdict rule this package
+// does not judge by would be judged by the wrong one.
+func TestEveryWorkflowRowNamesAKnownRule(t *testing.T) {
+	for w, r := range policy.Workflows {
+		if !Known(r.PlanRule) || r.AgentRule != "" && !Known(r.AgentRule) {
+			t.Errorf("workflow %s names rules %q / %q", w, r.AgentRule, r.PlanRule)
 		}
 	}
 }

@@ -225,3 +225,25 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainPlansWithoutRunning: the explain operation answers the plan and
+// its summary, stores the plan as the artifact, and refuses what a read is
+// refused.
+func TestExplainPlansWithoutRunning(t *testing.T) {
+	ctx := context.Background()
+	store := memStore{}
+	s := newService(t, Config{Artifacts: store})
+	r := s.Exec(ctx, contracts.OpExplain, read("SELECT o.id FROM orders AS o JOIN customers AS c ON c.id = o.customer_id WHERE o.status = 'paid'"))
+	if r.Status != contracts.ExecOK || r.Plan == nil || len(r.Plan.Access) == 0 || r.Artifact == nil {
+		t.Fatalf("plan: %+v", r)
+	}
+	if !strings.Contains(r.Text, "(the statement was not run)") || !strings.Contains(r.Text, "no cost or row estimates") || r.Fingerprint == "" {
+		t.Fatalf("plan text:\n%s", r.Text)
+	}
+	if art := store[contracts.ArtifactKey("run-1", r.Artifact.CorrelationID)]; !strings.HasPrefix(art.SQL, "EXPLAIN QUERY PLAN") || len(art.Data) == 0 {
+		t.Fatalf("artifact %+v", art)
+	}
+	if r := s.Exec(ctx, contracts.OpExplain, read("DELETE FROM orders")); r.Status != contracts.ExecRefused || r.Refusal.Code != contracts.RefuseNotASelect {
+		t.Fatalf("a write was planned: %+v", r)
+	}
+}

@@ -97,7 +97,7 @@ func OperationMemory(budget int64) int64 {
 }
 
 // Ops lists the operations this executor serves.
-var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema, contracts.OpInventory, contracts.OpCheck}
+var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema, contracts.OpInventory, contracts.OpCheck, contracts.OpExplain}
 
 // ArtifactStore keeps full results; *artifacts.Store is the NATS one.
 type ArtifactStore interface {
@@ -495,10 +495,26 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	limits.MaxBytes = int(min(int64(limits.MaxBytes), s.opts.OperationMemory))
 	ereq := engine.Request{SQL: req.SQL, Params: req.Params, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
 		Limits: limits, Timeout: timeout, Failed: req.FailedFingerprints}
-	if op != contracts.OpRead {
+	var (
+		res  engine.Result
+		err  error
+		plan *contracts.PlanSummary
+	)
+	switch op {
+	case contracts.OpSchema, contracts.OpInventory:
 		return s.catalogOp(ctx, op, eng, req, ereq)
+	case contracts.OpExplain:
+		p, ok := eng.(engine.Planner)
+		if !ok {
+			return refused(refuse.New(refuse.Unsupported,
+				fmt.Sprintf("the %s executor cannot read query plans yet", s.engine), "read the data with run_read_query instead"))
+		}
+		var sum contracts.PlanSummary
+		res, sum, err = p.Plan(ctx, ereq)
+		plan = &sum
+	default:
+		res, err = eng.Read(ctx, ereq)
 	}
-	res, err := eng.Read(ctx, ereq)
 	reply = contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
 	if failure, failed := s.failure(op, err, req, reply); failed {
 		return failure
@@ -518,6 +534,10 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		return f
 	}
 	reply.Status, reply.Artifact = contracts.ExecOK, &sum
+	if plan != nil {
+		reply.Plan, reply.Text = plan, renderPlan(req.ConnectionID, sum, res.Rows, plan)
+		return reply
+	}
 	reply.Text = renderRows(req.ConnectionID, sum, res.Rows)
 	return reply
 }

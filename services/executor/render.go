@@ -51,6 +51,54 @@ func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set) s
 	return b.String()
 }
 
+// renderPlan renders an estimating plan: a line the server writes (that it
+// was not run, how to cite it), then, fenced — relation and index names are
+// the database's — the summary (access per relation, the engine's
+// estimates, steps not interpreted) and the plan as the engine wrote it.
+func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p *contracts.PlanSummary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Estimating plan on connection %s (the statement was not run). Cite it as %s.\n", connID, evidence(sum.CorrelationID))
+	var body strings.Builder
+	body.WriteString("Summary:\n")
+	for _, a := range p.Access {
+		fmt.Fprintf(&body, "- %s: %s", rowset.Text(a.Relation), a.Access)
+		if a.Index != "" {
+			fmt.Fprintf(&body, " (%s)", rowset.Text(a.Index))
+		}
+		if a.Rows != nil {
+			fmt.Fprintf(&body, ", ~%.0f rows (estimate)", *a.Rows)
+		}
+		body.WriteByte('\n')
+	}
+	if len(p.Access) == 0 {
+		body.WriteString("- no relation is read\n")
+	}
+	if p.Cost != nil {
+		fmt.Fprintf(&body, "Estimated cost: %g (the engine's units)\n", *p.Cost)
+	}
+	if p.Rows != nil {
+		fmt.Fprintf(&body, "Estimated rows returned: %.0f\n", *p.Rows)
+	}
+	if p.Note != "" {
+		body.WriteString(p.Note + "\n")
+	}
+	if len(p.Uninterpreted) > 0 {
+		fmt.Fprintf(&body, "Steps the summary does not interpret (see the plan): %s\n", rowset.Text(strings.Join(p.Uninterpreted, ", ")))
+	}
+	body.WriteString("Plan:\n")
+	for _, row := range set.Rows {
+		for i, v := range row {
+			if i > 0 {
+				body.WriteString(" | ")
+			}
+			body.WriteString(rowset.Text(v))
+		}
+		body.WriteByte('\n')
+	}
+	b.WriteString(fence.Wrap("plan read from connection "+connID, body.String()))
+	return b.String()
+}
+
 // renderError renders a classified database error, the engine's text fenced.
 func renderError(connID string, e *contracts.DBError) string {
 	return fmt.Sprintf("The database failed the statement (%s):\n%s", e.Class,

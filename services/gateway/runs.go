@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
@@ -229,7 +230,7 @@ func normalize(req *api.StartRunRequest) error {
 		return badRequest(contracts.CodeBadRequest, "previousRunId is not a run id",
 			"pass the runId of an earlier run of yours, or omit previousRunId")
 	}
-	if req.AutoExecute && (req.Mode != contracts.ModeAgent || req.WorkflowType != contracts.WorkflowDataAnalysis) {
+	if req.AutoExecute && (req.Mode != contracts.ModeAgent || !policy.Workflows[req.WorkflowType].AutoExecute) {
 		return badRequest(contracts.CodeBadRequest, "autoExecute applies to agent-mode data-analysis runs only",
 			`omit autoExecute, or use mode "agent" with workflowType "data-analysis"`)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
-	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
 )
 
@@ -59,29 +58,49 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 			"this run has no tool "+quote(mc.Name),
 			"use one of: "+strings.Join(d.header.Tools, ", "))
 	}
-	switch mc.Name {
-	case policy.ToolComposeReport:
-		ids, _ := d.citable()
-		a, notes, err := decodeReport(mc.Arguments, ids)
-		if err != nil {
-			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
-				`send {"claims":[{"text":"…","evidence":[{"source":"artifact","correlationId":"…"}]}]}`)
-		}
-		return d.composeReport(ctx, tc, a, notes)
-	case policy.ToolRunReadQuery:
-		a, notes, err := decodeRead(mc.Arguments)
-		if err != nil {
-			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"sql":"SELECT …","reason":"…"}`)
-		}
-		return false, d.statement(ctx, tc, contracts.OpRead, a, notes, contracts.ExecRequest{SQL: a.SQL})
-	case policy.ToolInspectSchema:
-		a, notes, err := decodeSchema(mc.Arguments)
-		if err != nil {
-			return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {}, {"table":"…"}, {"schema":"…"} or {"pattern":"*word*"}`)
-		}
-		return false, d.statement(ctx, tc, contracts.OpSchema, a, notes, contracts.ExecRequest{Schema: a.Schema, Table: a.Table, Pattern: a.Pattern, After: a.After})
+	if t, ok := toolTable[mc.Name]; ok {
+		return t.call(d, ctx, t.op, tc, mc.Arguments)
 	}
 	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
+}
+
+// callComposeReport ends the run with the report, its citations checked.
+func (d *drive) callComposeReport(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	ids, _ := d.citable()
+	a, notes, err := decodeReport(raw, ids)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
+			`send {"claims":[{"text":"…","evidence":[{"source":"artifact","correlationId":"…"}]}]}`)
+	}
+	return d.composeReport(ctx, tc, a, notes)
+}
+
+// callRunReadQuery runs the model's statement.
+func (d *drive) callRunReadQuery(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	a, notes, err := decodeRead(raw)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"sql":"SELECT …","reason":"…"}`)
+	}
+	return false, d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{SQL: a.SQL})
+}
+
+// callInspectPlan asks for the estimating plan of the model's statement.
+func (d *drive) callInspectPlan(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	a, notes, err := decodeRead(raw)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, strings.ReplaceAll(err.Error(), "run_read_query", "inspect_plan"), `send {"sql":"SELECT …","reason":"…"}`)
+	}
+	return false, d.statement(ctx, tc, op, planArgs(a), notes, contracts.ExecRequest{SQL: a.SQL})
+}
+
+// callInspectSchema reads the schema with the server's own query.
+func (d *drive) callInspectSchema(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	a, notes, err := decodeSchema(raw)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {}, {"table":"…"}, {"schema":"…"} or {"pattern":"*word*"}`)
+	}
+	return false, d.statement(ctx, tc, op, a, notes,
+		contracts.ExecRequest{Schema: a.Schema, Table: a.Table, Pattern: a.Pattern, After: a.After})
 }
 
 // status is the line every tool result ends with, so the model can act on
@@ -150,7 +169,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	case rec.Spent.DBTimeMs >= b.DBTimeMs:
 		return d.refuse(ctx, tc, "", refuseDBTimeBudget,
 			fmt.Sprintf("the run has used its %d s of database time", b.DBTimeMs/1000), "call compose_report with what you have")
-	case op == contracts.OpRead && rec.Spent.Repairs > b.MaxRepairs:
+	case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:
 		// MaxRepairs statements that failed at the database may each be
 		// repaired; the one after them that fails too may not, so from
 		// then on the model's statements are refused. A schema read is the
@@ -317,7 +336,7 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int, engine con
 	if repairsLeft > 0 {
 		fmt.Fprintf(&b, "\nRepairs left: %d. Fix the statement and try again, or report what you have.", repairsLeft)
 	} else {
-		b.WriteString("\nNo repairs are left: run_read_query is refused from now on (inspect_schema still answers). Call compose_report with what you have.")
+		b.WriteString("\nNo repairs are left: the statements you write (run_read_query, inspect_plan) are refused from now on; inspect_schema still answers. Call compose_report with what you have.")
 	}
 	return b.String()
 }

@@ -183,8 +183,10 @@ func TestPlanningRunIsToolless(t *testing.T) {
 
 func TestEveryWorkflowHasAPlanDeliverable(t *testing.T) {
 	for _, w := range contracts.WorkflowTypes {
-		if planDeliverables[w] == "" || !policy.Supported(contracts.ModePlanning, w) {
-			t.Errorf("workflow %s cannot be planned", w)
+		h := agentHeader("x")
+		h.Mode, h.WorkflowType = contracts.ModePlanning, w
+		if p := planningPrompt(&h); !strings.Contains(p, policy.Workflows[w].PlanDeliverable) || policy.Workflows[w].PlanDeliverable == "" {
+			t.Errorf("workflow %s: its planning rules do not state its deliverable", w)
 		}
 	}
 }

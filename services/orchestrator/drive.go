@@ -419,8 +419,8 @@ func (d *drive) loop(ctx context.Context) error {
 func specsFor(names []string) []contracts.ToolSpec {
 	out := make([]contracts.ToolSpec, 0, len(names))
 	for _, n := range names {
-		if sp, ok := toolSpecs[n]; ok {
-			out = append(out, sp)
+		if t, ok := toolTable[n]; ok {
+			out = append(out, t.spec)
 		}
 	}
 	return out

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,40 +70,36 @@ func TestTurnNoticesAreTrue(t *testing.T) {
 	}
 }
 
-// TestReportReserveGrowsWithSlowTurns: a model that takes a minute a turn is
-// asked for its report when twice that is left, not at the 20 s reserve a
-// fast model gets.
+// TestReportReserveGrowsWithSlowTurns: a model that took a minute for a turn
+// is asked for its report when twice that is left, not at the 20 s reserve a
+// fast model gets; a fast model is asked at 20 s.
 func TestReportReserveGrowsWithSlowTurns(t *testing.T) {
-	var offset atomic.Int64
-	start := time.Now()
-	h := newHarness(t, Config{Now: func() time.Time { return start.Add(time.Duration(offset.Load())) }})
-	var mu sync.Mutex
-	var askedAt []time.Duration
-	h.model.during = func(int) { offset.Add(int64(60 * time.Second)) } // each turn takes a minute
-	h.model.script = func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
-		if strings.Contains(lastUser(req), "s of the run's time are left") {
-			mu.Lock()
-			askedAt = append(askedAt, time.Duration(offset.Load()))
-			mu.Unlock()
-		}
-		return reads(fmt.Sprintf("SELECT %d", n))(0, req)
-	}
+	t0 := time.Unix(1_000_000, 0)
 	header := agentHeader("slow")
-	header.Budget, _ = policy.Budget(contracts.WorkflowInvestigation)
-	if _, err := h.s.ledger.Writer("slow", 0, h.s.cfg.Now).Append(t.Context(), contracts.KindRunStarted, header); err != nil {
-		t.Fatal(err)
+	header.Budget, _ = policy.Budget(contracts.WorkflowInvestigation) // 450 s
+	at := func(offset time.Duration, modelMs int64) string {
+		e, err := contracts.NewEntry("r", contracts.KindRunStarted, t0, header)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := contracts.ToolCall{Turn: 1, CallID: "a", Tool: policy.ToolRunReadQuery, ModelMs: modelMs}
+		entries := []contracts.Entry{e, mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: call, StepID: "s1"})}
+		s := &Service{cfg: Config{Now: func() time.Time { return t0.Add(offset) }}}
+		d := &drive{s: s, runID: "r", entries: entries, header: header}
+		return d.reportNotice(d.record())
 	}
-	_ = h.s.drive(t.Context(), "slow")
-	mu.Lock()
-	defer mu.Unlock()
-	if len(askedAt) == 0 {
-		t.Fatal("the report was never asked for before the deadline")
+	slow := int64(60_000)
+	if n := at(300*time.Second, slow); n != "" {
+		t.Fatalf("asked with 150 s left of a slow run: %q", n)
 	}
-	// 450 s deadline, 60 s turns: the reserve is 120 s, so the first notice
-	// comes with at most 120 s left and more than the 20 s a fast model gets.
-	left := 450*time.Second - askedAt[0]
-	if left > 120*time.Second || left <= 20*time.Second {
-		t.Fatalf("first asked with %s left, want within the 120 s reserve and before the last 20 s", left)
+	if n := at(360*time.Second, slow); !strings.Contains(n, "About 90 s of the run's time are left") {
+		t.Fatalf("not asked with 90 s left of a run whose turns take 60 s: %q", n)
+	}
+	if n := at(360*time.Second, 2_000); n != "" {
+		t.Fatalf("a fast run was asked with 90 s left: %q", n)
+	}
+	if n := at(435*time.Second, 2_000); !strings.Contains(n, "About 15 s") {
+		t.Fatalf("a fast run was not asked inside the 20 s reserve: %q", n)
 	}
 }
 

@@ -8,22 +8,12 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/grounding"
+	"github.com/sondehq/sonde/pkg/policy"
 )
-
-// planDeliverables says, per workflow, what a planning run hands the user.
-// It is total over contracts.WorkflowTypes (a test holds it to that), so a
-// new workflow is not planned until someone decides what its plan is.
-var planDeliverables = map[contracts.WorkflowType]string{
-	contracts.WorkflowInvestigation:      "the one statement whose result answers the objective",
-	contracts.WorkflowQueryOptimization:  "the rewritten statement (or the index to create, as a statement the user reviews) that makes the user's query faster, with why it is faster",
-	contracts.WorkflowDatabaseAssessment: "the one statement that measures the concern the objective names (nulls, duplicates, orphans, skew)",
-	contracts.WorkflowOperations:         "a short operational plan in prose: what to look at on the server and in what order; where the engine exposes a reading as a statement you may fence it",
-	contracts.WorkflowDataAnalysis:       "the one statement whose result is the answer, shaped for a table or a chart (one row per category or period)",
-}
 
 // planReadsProse reports workflows whose plan is prose: a fenced statement
 // is welcome there, never required.
-func planReadsProse(w contracts.WorkflowType) bool { return w == contracts.WorkflowOperations }
+func planReadsProse(w contracts.WorkflowType) bool { return policy.Workflows[w].PlanIsProse }
 
 // planningPrompt is a planning run's system prompt: no tools, the engine and
 // its dialect, the workflow's deliverable, and the two ways to end.
@@ -32,7 +22,7 @@ func planningPrompt(h *contracts.RunStarted) string {
 	var b strings.Builder
 	b.WriteString("You are Sonde, planning against a production database. You run nothing: you have no tools, and the user runs what you write.\n")
 	b.WriteString(dialectRules(h.Engine))
-	fmt.Fprintf(&b, "Workflow: %s. Your deliverable is %s.\n", h.WorkflowType, planDeliverables[h.WorkflowType])
+	fmt.Fprintf(&b, "Workflow: %s: %s. Your deliverable is %s.\n", h.WorkflowType, policy.Workflows[h.WorkflowType].Goal, policy.Workflows[h.WorkflowType].PlanDeliverable)
 	if planReadsProse(h.WorkflowType) {
 		fmt.Fprintf(&b, "Write the plan as prose. A statement, if any, goes in a fenced code block tagged %s.\n", tag)
 	} else {

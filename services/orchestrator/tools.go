@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -39,6 +40,16 @@ var toolSpecs = map[string]contracts.ToolSpec{
 			`"reason":{"type":["string","null"],"description":"what this reading should show, in one sentence"}},` +
 			`"required":["sql","reason"],"additionalProperties":false}`),
 	},
+	policy.ToolInspectPlan: {
+		Name: policy.ToolInspectPlan,
+		Description: "Show the database's estimating plan for one SELECT without running it: how each table is read " +
+			"(full scan or index) and the engine's cost and row estimates. The statement is checked exactly like a read. " +
+			`The result names an artifact you can cite as {"source":"artifact","correlationId":"…"}.`,
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"sql":{"type":"string","description":"the SELECT statement to plan, in the database's dialect; it is not run"},` +
+			`"reason":{"type":["string","null"],"description":"what the plan should show, in one sentence"}},` +
+			`"required":["sql","reason"],"additionalProperties":false}`),
+	},
 	policy.ToolComposeReport: {
 		Name: policy.ToolComposeReport,
 		Description: "Finish the run with a report. Every claim cites the evidence it rests on as " +
@@ -55,11 +66,43 @@ var toolSpecs = map[string]contracts.ToolSpec{
 	},
 }
 
+// tool is one entry of the tool table: what the model is told, which
+// executor operation the tool needs ("" for none), and what a call does.
+// Adding a tool is adding an entry (and its name to a workflow's row).
+type tool struct {
+	spec contracts.ToolSpec
+	// brief is the rules' one-line account of the tool.
+	brief string
+	op    contracts.ExecOp
+	// call handles one call with the model's arguments as sent and the
+	// entry's operation; done reports that the run ended.
+	call func(d *drive, ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (done bool, err error)
+}
+
+// toolTable holds every tool a workflow row may name (a test holds the
+// workflow table to it).
+var toolTable = map[string]tool{
+	policy.ToolInspectSchema: {spec: toolSpecs[policy.ToolInspectSchema], op: contracts.OpSchema,
+		brief: "describes tables (the server writes that query)", call: (*drive).callInspectSchema},
+	policy.ToolRunReadQuery: {spec: toolSpecs[policy.ToolRunReadQuery], op: contracts.OpRead,
+		brief: "runs one SELECT you write", call: (*drive).callRunReadQuery},
+	policy.ToolInspectPlan: {spec: toolSpecs[policy.ToolInspectPlan], op: contracts.OpExplain,
+		brief: "shows how the database would run a SELECT, without running it", call: (*drive).callInspectPlan},
+	policy.ToolComposeReport: {spec: toolSpecs[policy.ToolComposeReport],
+		brief: "ends the run with your findings", call: (*drive).callComposeReport},
+}
+
 type schemaArgs struct {
 	Schema  string `json:"schema,omitempty"`
 	Table   string `json:"table,omitempty"`
 	Pattern string `json:"pattern,omitempty"`
 	After   string `json:"after,omitempty"`
+}
+
+// planArgs are inspect_plan's: a statement the executor plans, never runs.
+type planArgs struct {
+	SQL    string `json:"sql"`
+	Reason string `json:"reason,omitempty"`
 }
 
 type readArgs struct {
@@ -85,6 +128,8 @@ func stepKey(tool string, args any) string {
 	b.WriteByte(0)
 	switch a := args.(type) {
 	case readArgs:
+		b.WriteString(canonicalSQL(a.SQL))
+	case planArgs:
 		b.WriteString(canonicalSQL(a.SQL))
 	case schemaArgs:
 		b.WriteString(a.Schema)

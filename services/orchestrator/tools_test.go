@@ -94,9 +94,13 @@ func TestToolSpecsAreValidJSONSchema(t *testing.T) {
 		}
 		strictModeValid(t, name, v)
 	}
-	for _, n := range policy.Tools(contracts.ModeAgent, contracts.WorkflowInvestigation) {
-		if _, ok := toolSpecs[n]; !ok {
-			t.Errorf("tool %s is offered but not declared", n)
+	// Every tool a workflow row offers is a whole entry of the tool table.
+	for w, row := range policy.Workflows {
+		for _, n := range row.AgentTools {
+			tl, ok := toolTable[n]
+			if !ok || tl.spec.Name != n || tl.brief == "" || tl.call == nil {
+				t.Errorf("workflow %s offers %s, which is not a whole tool table entry", w, n)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
+	"github.com/sondehq/sonde/pkg/policy"
 )
 
 // citationRule is said once in the rules and repeated, word for word, in the
@@ -87,9 +88,15 @@ func systemPrompt(h *contracts.RunStarted, turns int) string {
 	var b strings.Builder
 	b.WriteString("You are Sonde, investigating a production database strictly read-only.\n")
 	b.WriteString(dialectRules(h.Engine))
-	fmt.Fprintf(&b, "Workflow: %s. Answer the user's objective with evidence read from the database.\n", h.WorkflowType)
-	b.WriteString("Tools: inspect_schema describes tables (the server writes that query); run_read_query runs one SELECT you write; ")
-	b.WriteString("compose_report ends the run with your findings.\n")
+	fmt.Fprintf(&b, "Workflow: %s: %s.\n", h.WorkflowType, policy.Workflows[h.WorkflowType].Goal)
+	b.WriteString("Tools: ")
+	for i, name := range h.Tools {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(name + " " + toolTable[name].brief)
+	}
+	b.WriteString(".\n")
 	b.WriteString("Explore: the schema snapshot below already lists the tables most relevant to the objective with their columns, keys and, where the engine keeps them, estimated row counts; " +
 		"call inspect_schema only for a table it does not show ({\"table\":…}, {\"pattern\":\"*word*\"}). Count and aggregate in SQL rather than reading rows.\n")
 	fmt.Fprintf(&b, "Limits (enforced): %d model turns, %d statements, %d s for the whole run, %d s of database time, %d s per statement, "+

@@ -242,11 +242,8 @@ type Result = engine.Result
 // refusing profile) or a *contracts.DBError (the database failed it). A
 // non-positive timeout means no deadline.
 func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
-	st, refusal := guard.Check(e.guard, req.SQL, e.policy)
-	if refusal != nil {
-		return Result{}, refusal
-	}
-	if ref := req.Repeated(st.Fingerprint()); ref != nil {
+	st, ref := e.guarded(req) // the same gate a plan passes (plan.go)
+	if ref != nil {
 		return Result{}, ref
 	}
 	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout)

@@ -101,6 +101,17 @@ type Definer interface {
 	Definitions(ctx context.Context, req Request, rels []contracts.Relation) (Catalog, error)
 }
 
+// Planner is implemented by engines that read the estimating plan of a
+// statement without running it (EXPLAIN without ANALYZE, EXPLAIN QUERY
+// PLAN, a showplan). Plan guards req.SQL exactly as Read does — the same
+// reader, policy, refusals and read-only envelope — then asks the engine
+// for its plan: Result.Rows holds the plan as the engine wrote it (one row
+// per line or node; columns the engine's), and the summary says how each
+// relation is read and what the engine estimates. Errors as for Read.
+type Planner interface {
+	Plan(ctx context.Context, req Request) (Result, contracts.PlanSummary, error)
+}
+
 // Catalog is what one Cataloger call read and what it cost.
 type Catalog struct {
 	Relations []contracts.Relation

@@ -22,6 +22,8 @@ type Plan struct {
 	Objects []PlanObject
 	// Remote names the linked servers a remote operator reaches.
 	Remote []string
+	// Docs are the showplan documents as the server returned them.
+	Docs []string
 }
 
 // PlanObject is one <Object> of a plan, its names without brackets.
@@ -50,6 +52,7 @@ func ParsePlan(docs ...string) (*Plan, error) {
 			return nil, err
 		}
 	}
+	plan.Docs = docs
 	return plan, nil
 }
 

@@ -172,15 +172,9 @@ func (e *Engine) Close() error {
 // trailing semicolons, with req.Params bound separately.
 func (e *Engine) Read(ctx context.Context, req engine.Request) (engine.Result, error) {
 	// One parse serves the guard's rules and the catalog check of what the
-	// statement calls.
-	st, uses, ref := pgguard.Reader{}.ReadUses(req.SQL)
-	if ref == nil {
-		ref = guard.Apply(st, e.policy)
-	}
+	// statement calls; a plan passes the same gate (plan.go).
+	st, uses, ref := e.guarded(req)
 	if ref != nil {
-		return engine.Result{}, ref
-	}
-	if ref := req.Repeated(st.Fingerprint()); ref != nil {
 		return engine.Result{}, ref
 	}
 	res, err := e.runChecked(ctx, st.Text, req.Params, req, &uses)

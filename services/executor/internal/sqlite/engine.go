@@ -285,35 +285,11 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 		return Result{}, classify(err, req.Timeout, "")
 	}
 
-	reader := guardsqlite.Reader{Compiler: guardsqlite.ConnCompiler(ctx, conn), Policy: e.policy}
-	rd, err := reader.Inspect(req.SQL)
-	var compileErr *guardsqlite.CompileError
-	switch {
-	case errors.As(err, &ref):
-		return Result{}, ref
-	case errors.As(err, &compileErr):
-		// What SQLite cannot parse is refused in its words; a missing table
-		// or column is the database's error to report.
-		dbErr := classify(compileErr.Err, req.Timeout, "")
-		if dbErr.Class == contracts.DBSyntax {
-			return Result{}, refuse.New(refuse.Unparsable, "SQLite cannot read the statement: "+dbErr.Message,
-				"write it in SQLite's dialect; a quote inside a literal is written twice ('it''s')")
-		}
-		if ref := req.Repeated(compileErr.Fingerprint); ref != nil {
-			return Result{}, ref
-		}
-		return Result{Fingerprint: compileErr.Fingerprint}, dbErr
-	case err != nil:
-		return Result{}, classify(err, req.Timeout, "")
-	}
-	if ref := guard.Apply(&rd.Statement, e.policy); ref != nil {
-		return Result{}, ref
-	}
-	if ref := req.Repeated(rd.Fingerprint()); ref != nil {
-		return Result{}, ref
-	}
-	if ref := checkColumns(rd.Columns); ref != nil {
-		return Result{}, ref
+	// The guard, and the refusals in SQLite's own words; a plan passes the
+	// same gate (plan.go).
+	rd, failed, err := e.guardRead(ctx, conn, req)
+	if err != nil {
+		return failed, err
 	}
 	res, err := e.run(ctx, conn, rd.Text, rd.CTEs, params, req.Limits, req.Timeout)
 	res.Fingerprint = rd.Fingerprint()
