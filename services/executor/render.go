@@ -38,17 +38,23 @@ func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set) s
 		body.WriteString(rowset.Text(c.Name))
 	}
 	body.WriteByte('\n')
+	writeRows(&body, set)
+	b.WriteString(fence.Wrap("rows read from connection "+connID, body.String()))
+	return b.String()
+}
+
+// writeRows writes one line per row, values joined by " | ", each on one
+// line (rowset.Text).
+func writeRows(b *strings.Builder, set *rowset.Set) {
 	for _, row := range set.Rows {
 		for i, v := range row {
 			if i > 0 {
-				body.WriteString(" | ")
+				b.WriteString(" | ")
 			}
-			body.WriteString(rowset.Text(v))
+			b.WriteString(rowset.Text(v))
 		}
-		body.WriteByte('\n')
+		b.WriteByte('\n')
 	}
-	b.WriteString(fence.Wrap("rows read from connection "+connID, body.String()))
-	return b.String()
 }
 
 // renderPlan renders an estimating plan: a line the server writes (that it
@@ -86,15 +92,7 @@ func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p
 		fmt.Fprintf(&body, "Steps the summary does not interpret (see the plan): %s\n", rowset.Text(strings.Join(p.Uninterpreted, ", ")))
 	}
 	body.WriteString("Plan:\n")
-	for _, row := range set.Rows {
-		for i, v := range row {
-			if i > 0 {
-				body.WriteString(" | ")
-			}
-			body.WriteString(rowset.Text(v))
-		}
-		body.WriteByte('\n')
-	}
+	writeRows(&body, set)
 	b.WriteString(fence.Wrap("plan read from connection "+connID, body.String()))
 	return b.String()
 }

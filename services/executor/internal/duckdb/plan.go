@@ -193,7 +193,7 @@ func summarize(doc string, sum *contracts.PlanSummary) error {
 				addUninterpreted(sum, n.Name)
 				break
 			}
-			addAccess(sum, at, contracts.RelationAccess{Relation: rel, Access: kind, Index: n.info("Index"), Rows: n.cardinality()})
+			engine.AddAccess(sum, at, contracts.RelationAccess{Relation: rel, Access: kind, Index: n.info("Index"), Rows: n.cardinality()})
 		case !knownOps[n.Name]:
 			addUninterpreted(sum, n.Name)
 		}
@@ -219,30 +219,6 @@ func summarize(doc string, sum *contracts.PlanSummary) error {
 	return nil
 }
 
-// addAccess adds one scan to sum: a relation scanned again is one entry,
-// mixed when the scans differ, its estimated rows summed.
-func addAccess(sum *contracts.PlanSummary, at map[string]int, a contracts.RelationAccess) {
-	i, ok := at[a.Relation]
-	if !ok {
-		at[a.Relation] = len(sum.Access)
-		sum.Access = append(sum.Access, a)
-		return
-	}
-	prev := &sum.Access[i]
-	if prev.Access != a.Access {
-		prev.Access = contracts.AccessMixed
-	}
-	if prev.Index == "" {
-		prev.Index = a.Index
-	}
-	switch {
-	case prev.Rows == nil || a.Rows == nil:
-		prev.Rows = nil
-	default:
-		r := *prev.Rows + *a.Rows
-		prev.Rows = &r
-	}
-}
 
 func addUninterpreted(sum *contracts.PlanSummary, name string) {
 	if !slices.Contains(sum.Uninterpreted, name) {

@@ -160,3 +160,29 @@ type PrivilegeChecker interface {
 	// INSERT/UPDATE/DELETE/CREATE somewhere, ...); nil when it cannot.
 	WriteCapable(ctx context.Context) ([]string, error)
 }
+
+// AddAccess adds one step of a plan to sum, for the planners' summaries: a
+// relation read again stays one entry, mixed when the steps read it
+// differently, its estimated rows summed (unknown when a step gives none).
+// at maps a relation to its entry.
+func AddAccess(sum *contracts.PlanSummary, at map[string]int, a contracts.RelationAccess) {
+	i, ok := at[a.Relation]
+	if !ok {
+		at[a.Relation] = len(sum.Access)
+		sum.Access = append(sum.Access, a)
+		return
+	}
+	prev := &sum.Access[i]
+	if prev.Access != a.Access {
+		prev.Access = contracts.AccessMixed
+	}
+	if prev.Index == "" {
+		prev.Index = a.Index
+	}
+	if prev.Rows == nil || a.Rows == nil {
+		prev.Rows = nil
+		return
+	}
+	r := *prev.Rows + *a.Rows
+	prev.Rows = &r
+}

@@ -229,7 +229,7 @@ func summarize(doc string, sum *contracts.PlanSummary) error {
 		if kind == contracts.AccessIndex {
 			a.Index = op.index
 		}
-		addAccess(sum, at, a)
+		engine.AddAccess(sum, at, a)
 	}
 	sum.Note = planNote
 	return nil
@@ -244,26 +244,3 @@ func number(s string) *float64 {
 	return &f
 }
 
-// addAccess adds one step to sum: a relation read again is one entry,
-// mixed when the steps differ, its estimated rows summed.
-func addAccess(sum *contracts.PlanSummary, at map[string]int, a contracts.RelationAccess) {
-	i, ok := at[a.Relation]
-	if !ok {
-		at[a.Relation] = len(sum.Access)
-		sum.Access = append(sum.Access, a)
-		return
-	}
-	prev := &sum.Access[i]
-	if prev.Access != a.Access {
-		prev.Access = contracts.AccessMixed
-	}
-	if prev.Index == "" {
-		prev.Index = a.Index
-	}
-	if prev.Rows == nil || a.Rows == nil {
-		prev.Rows = nil
-		return
-	}
-	r := *prev.Rows + *a.Rows
-	prev.Rows = &r
-}
