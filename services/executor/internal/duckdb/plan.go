@@ -219,7 +219,6 @@ func summarize(doc string, sum *contracts.PlanSummary) error {
 	return nil
 }
 
-
 func addUninterpreted(sum *contracts.PlanSummary, name string) {
 	if !slices.Contains(sum.Uninterpreted, name) {
 		sum.Uninterpreted = append(sum.Uninterpreted, name)

@@ -243,4 +243,3 @@ func number(s string) *float64 {
 	}
 	return &f
 }
-
