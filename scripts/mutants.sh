@@ -136,7 +136,7 @@ m fence-mark-unnamed "$orch" 'TestRulesSayTheTrueLimitsAndTheEngine' - \
 	services/orchestrator/transcript.go 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.ResealMarked(content, mark)})' 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.Reseal(content)})' \
 	services/orchestrator/transcript.go '+ markRule(mark)},' '+ markRule("")},'
 m agent-run-without-tools-supported ./pkg/policy/ 'TestEveryWorkflowIsAWholeRow' - \
-	pkg/policy/policy.go 'return len(r.AgentTools) > 0' 'return true'
+	pkg/policy/policy.go 'return len(r.AgentTools) > 0' 'return len(r.AgentTools) >= 0'
 # Issue 11: a plan is never a run.
 m postgres-plan-analyzes ./services/executor/internal/postgres/ 'TestPlanNeverRuns' pg \
 	services/executor/internal/postgres/plan.go 'const explainPrefix = "EXPLAIN (FORMAT JSON) "' 'const explainPrefix = "EXPLAIN (ANALYZE, FORMAT JSON) "'
