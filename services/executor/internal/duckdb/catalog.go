@@ -2,7 +2,6 @@ package duckdb
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -160,10 +159,8 @@ func relationKind(kind string) contracts.RelationKind {
 // contracts.DefaultInventoryObjects relations is refused bad_request.
 func (e *Engine) Describe(ctx context.Context, req engine.Request, rels []contracts.Relation) (engine.Catalog, error) {
 	cat := engine.Catalog{StatisticsSource: StatisticsSource}
-	if len(rels) > contracts.DefaultInventoryObjects {
-		return cat, guard.Refuse(contracts.RefuseBadRequest,
-			fmt.Sprintf("%d relations asked to be described at once; at most %d are", len(rels), contracts.DefaultInventoryObjects),
-			"describe the relations in pages")
+	if ref := engine.DescribeBound(rels); ref != nil {
+		return cat, ref
 	}
 	want := make([]contracts.Relation, 0, len(rels))
 	for _, r := range rels {

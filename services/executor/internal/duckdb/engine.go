@@ -257,24 +257,11 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 // keeping the statement's own names. Errors as for Read.
 func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration) (res Result, err error) {
 	res.SQL = stmt
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	db, dbErr := e.current(ctx)
-	if dbErr != nil {
-		return res, dbErr
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return res, classify(err, timeout)
-	}
-	defer conn.Close()
-	cols, err := engineAgrees(conn, stmt, timeout)
+	ctx, conn, cols, release, err := e.agreed(ctx, stmt, timeout)
 	if err != nil {
 		return res, err
 	}
+	defer release()
 	if cols == nil {
 		if cols, err = probeColumns(ctx, conn, stmt, params); err != nil {
 			return res, e.failed(err, timeout)
@@ -313,6 +300,35 @@ func (e *Engine) failed(err error, timeout time.Duration) error {
 			"aggregate over fewer rows, build shorter values (substr(), length() of long text), or add a WHERE that reads less")
 	}
 	return classify(err, timeout)
+}
+
+// agreed takes a connection to the file the path names now, under the
+// statement's deadline, once DuckDB's prepare agrees stmt is one SELECT
+// (engineAgrees, whose columns it returns). Everything sent about stmt — the
+// read, its plan — goes through here. release returns the connection and
+// ends the deadline.
+func (e *Engine) agreed(ctx context.Context, stmt string, timeout time.Duration) (context.Context, *sql.Conn, []column, func(), error) {
+	cancel := func() {}
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	db, dbErr := e.current(ctx)
+	if dbErr != nil {
+		cancel()
+		return ctx, nil, nil, nil, dbErr
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		cancel()
+		return ctx, nil, nil, nil, classify(err, timeout)
+	}
+	release := func() { conn.Close(); cancel() }
+	cols, err := engineAgrees(conn, stmt, timeout)
+	if err != nil {
+		release()
+		return ctx, nil, nil, nil, err
+	}
+	return ctx, conn, cols, release, nil
 }
 
 // engineAgrees asks DuckDB itself, through the driver's single-statement

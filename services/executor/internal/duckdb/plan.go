@@ -84,23 +84,11 @@ func (e *Engine) Plan(ctx context.Context, req engine.Request) (Result, contract
 // SELECT, then the plan's rows collected under limits.
 func (e *Engine) explain(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration) (res Result, err error) {
 	res.SQL = explainPrefix + stmt
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	db, dbErr := e.current(ctx)
-	if dbErr != nil {
-		return res, dbErr
-	}
-	conn, err := db.Conn(ctx)
+	ctx, conn, _, release, err := e.agreed(ctx, stmt, timeout)
 	if err != nil {
-		return res, classify(err, timeout)
-	}
-	defer conn.Close()
-	if _, err := engineAgrees(conn, stmt, timeout); err != nil {
 		return res, err
 	}
+	defer release()
 
 	start := time.Now()
 	defer func() { res.Duration = time.Since(start) }()

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -185,4 +186,17 @@ func AddAccess(sum *contracts.PlanSummary, at map[string]int, a contracts.Relati
 	}
 	r := *prev.Rows + *a.Rows
 	prev.Rows = &r
+}
+
+// DescribeBound refuses a Describe of more relations than one capture
+// holds (contracts.DefaultInventoryObjects): the executor pages before it
+// asks, and an engine that composes the relations into its catalog
+// statements holds that bound itself.
+func DescribeBound(rels []contracts.Relation) *contracts.Refusal {
+	if len(rels) <= contracts.DefaultInventoryObjects {
+		return nil
+	}
+	return &contracts.Refusal{Code: contracts.RefuseBadRequest,
+		Reason: fmt.Sprintf("%d relations asked to be described at once; at most %d are", len(rels), contracts.DefaultInventoryObjects),
+		Fix:    "describe the relations in pages"}
 }
