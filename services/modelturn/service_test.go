@@ -200,21 +200,27 @@ func TestServesTurnsAndDeltasOverNATS(t *testing.T) {
 	if reply.Usage != (contracts.Usage{InputTokens: 2048, OutputTokens: 20, CachedTokens: 1024}) {
 		t.Fatalf("usage %+v", reply.Usage)
 	}
-	// Deltas were published before the reply, on the same connection.
-	if err := client.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	var joined strings.Builder
-	for _, d := range deltas {
-		if d.RunID != "run-7" || d.Turn != 4 {
-			t.Fatalf("delta %+v", d)
+	// Deltas were published before the reply, on the same connection; the
+	// subscription's handler runs on its own goroutine, so the last of them
+	// may still be on its way to it when the reply is read: wait for them.
+	joinDeltas := func() (int, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		var joined strings.Builder
+		for _, d := range deltas {
+			if d.RunID != "run-7" || d.Turn != 4 {
+				t.Fatalf("delta %+v", d)
+			}
+			joined.WriteString(d.Text)
 		}
-		joined.WriteString(d.Text)
+		return len(deltas), joined.String()
 	}
-	if len(deltas) < 3 || joined.String() != text {
-		t.Fatalf("%d deltas: %q", len(deltas), joined.String())
+	n, joined := joinDeltas()
+	for deadline := time.Now().Add(2 * time.Second); joined != text && time.Now().Before(deadline); n, joined = joinDeltas() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n < 3 || joined != text {
+		t.Fatalf("%d deltas: %q", n, joined)
 	}
 
 	var probe contracts.ModelProbeReply
