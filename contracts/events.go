@@ -353,6 +353,8 @@ type ToolCompleted struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// Content is exactly what the model read as the tool's result.
 	Content string `json:"content"`
+	// Plan is the summary of an estimating plan (inspect_plan).
+	Plan *PlanSummary `json:"plan,omitempty"`
 }
 
 // ToolRefused records a tool call refused before any effect: unknown tool,
@@ -411,36 +413,71 @@ type ClosingStatement struct {
 	ModelMs int64 `json:"modelMs,omitempty"`
 }
 
-// PlanComparison records a comparison of two plans this run read.
+// PlanComparison records a comparison of two estimating plans this run
+// read. The model names only the two artifacts; the statements and the
+// summaries come from the ledger, and Summary is the server's sentence.
 type PlanComparison struct {
 	ToolCall
-	Before  string `json:"before"`
-	After   string `json:"after"`
+	// Before and After are the two plans' correlation ids, as the model
+	// named them.
+	Before string `json:"before"`
+	After  string `json:"after"`
+	// BeforeSQL, AfterSQL and the plans are read from the ledger.
+	BeforeSQL  string       `json:"beforeSql,omitempty"`
+	AfterSQL   string       `json:"afterSql,omitempty"`
+	BeforePlan *PlanSummary `json:"beforePlan,omitempty"`
+	AfterPlan  *PlanSummary `json:"afterPlan,omitempty"`
+	// Summary says what changed between the two, in the server's words,
+	// and that both are estimates.
 	Summary string `json:"summary"`
 }
 
-// Recommendation records a change the model recommends (never applied).
+// Recommendation records a change the model recommends: recorded, never
+// executed.
 type Recommendation struct {
 	ToolCall
+	// Kind is "index" or "rewrite".
 	Kind      string        `json:"kind"`
 	Statement string        `json:"statement"`
 	Rationale string        `json:"rationale"`
 	Evidence  []EvidenceRef `json:"evidence"`
+	// Diagnosed lists the cited artifacts that are estimating plans of this
+	// run (an index recommendation rests on the plan it diagnosed).
+	Diagnosed []string `json:"diagnosed,omitempty"`
 }
 
-// TableProfiled records a composed per-table profile.
+// The recommendation kinds.
+const (
+	RecommendIndex   = "index"
+	RecommendRewrite = "rewrite"
+)
+
+// TableProfiled records a table profile the server composed: counts and
+// findings, never a value from the table.
 type TableProfiled struct {
 	ToolCall
-	Table         string `json:"table"`
-	Depth         string `json:"depth"`
-	CorrelationID string `json:"correlationId"`
+	// Table is the table as the model spelled it; Profile.Table what it
+	// resolved to.
+	Table         string        `json:"table"`
+	Depth         string        `json:"depth"`
+	CorrelationID string        `json:"correlationId"`
+	StepID        string        `json:"stepId,omitempty"`
+	Profile       *TableProfile `json:"profile,omitempty"`
 }
 
-// AnswerComposed records which result is the answer and how to show it.
+// AnswerComposed records which result is the run's answer and how to show
+// it. SQL comes from the ledger (the statement that produced the result),
+// never from the model.
 type AnswerComposed struct {
 	ToolCall
-	CorrelationID string          `json:"correlationId"`
-	Presentation  json.RawMessage `json:"presentation"`
+	CorrelationID string       `json:"correlationId"`
+	SQL           string       `json:"sql,omitempty"`
+	Fingerprint   string       `json:"fingerprint,omitempty"`
+	Presentation  Presentation `json:"presentation"`
+	// Handover is what the editor does with it; HandoverWarning says why
+	// the gate declined (present exactly when Handover is applied).
+	Handover        Handover `json:"handover,omitempty"`
+	HandoverWarning string   `json:"handoverWarning,omitempty"`
 }
 
 // StopReason says why a run stopped.

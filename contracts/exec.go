@@ -82,6 +82,18 @@ type ExecRequest struct {
 	// MaxRows and MaxBytes bound the result; zero means the profile's default.
 	MaxRows  int `json:"maxRows,omitempty"`
 	MaxBytes int `json:"maxBytes,omitempty"`
+	// Depth and FromColumn shape OpProfile (Table names the table, as the
+	// model spelled it; the executor resolves it against its catalog).
+	Depth      ProfileDepth `json:"depth,omitempty"`
+	FromColumn string       `json:"fromColumn,omitempty"`
+	// Kind and Limit shape OpOperations (Schema narrows it); Limit zero
+	// means MaxOperationsRows.
+	Kind  OperationsKind `json:"kind,omitempty"`
+	Limit int            `json:"limit,omitempty"`
+	// HypotheticalIndex asks OpExplain to plan SQL as if this CREATE INDEX
+	// statement had run, without creating anything (PostgreSQL with hypopg);
+	// engines that cannot refuse with RefuseHypotheticalUnavailable.
+	HypotheticalIndex string `json:"hypotheticalIndex,omitempty"`
 }
 
 // ExecCancel asks the executors of one engine to stop the in-flight
@@ -127,6 +139,8 @@ type ExecReply struct {
 	// Plan answers OpExplain: the summary of the estimating plan (the plan
 	// itself is the artifact's rows).
 	Plan *PlanSummary `json:"plan,omitempty"`
+	// Profile answers OpProfile (the artifact holds one row per column).
+	Profile *TableProfile `json:"profile,omitempty"`
 }
 
 // Refusal is the guard's or a profile's refusal of a statement before it

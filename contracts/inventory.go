@@ -166,6 +166,10 @@ type PlanSummary struct {
 	// Note says what this engine's plans cannot tell (SQLite estimates no
 	// costs or rows).
 	Note string `json:"note,omitempty"`
+	// HypotheticalIndex is the CREATE INDEX statement the plan was made as
+	// if it had run (nothing was created); empty for a plan of the database
+	// as it is.
+	HypotheticalIndex string `json:"hypotheticalIndex,omitempty"`
 }
 
 // RelationAccess is how a plan reads one relation.

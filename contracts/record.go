@@ -36,6 +36,8 @@ type Step struct {
 	DurationMs    int64            `json:"durationMs,omitempty"`
 	// Fingerprint is the guard's canonical fingerprint of a read's statement.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Plan summarises an estimating plan the step read.
+	Plan *PlanSummary `json:"plan,omitempty"`
 }
 
 // BudgetSpent is what a run has used of its budget.
@@ -77,14 +79,20 @@ type Record struct {
 	// Plan is the statement a planning run drafted, classified and checked;
 	// Closing is the model's last closing prose (a planning run's whole
 	// answer).
-	Plan        *PlanStatementDrafted `json:"plan,omitempty"`
-	Closing     string                `json:"closing,omitempty"`
-	StopReason  StopReason            `json:"stopReason,omitempty"`
-	Reason      FailureReason         `json:"reason,omitempty"`
-	GoalVerdict *GoalVerdict          `json:"goalVerdict,omitempty"`
-	Detail      string                `json:"detail,omitempty"`
-	StartedAt   time.Time             `json:"startedAt"`
-	FinishedAt  *time.Time            `json:"finishedAt,omitempty"`
+	Plan    *PlanStatementDrafted `json:"plan,omitempty"`
+	Closing string                `json:"closing,omitempty"`
+	// What the specialist workflows recorded: plan comparisons,
+	// recommendations, table profiles and the presented answer.
+	Comparisons     []PlanComparison `json:"comparisons,omitempty"`
+	Recommendations []Recommendation `json:"recommendations,omitempty"`
+	Profiles        []TableProfiled  `json:"profiles,omitempty"`
+	Answer          *AnswerComposed  `json:"answer,omitempty"`
+	StopReason      StopReason       `json:"stopReason,omitempty"`
+	Reason          FailureReason    `json:"reason,omitempty"`
+	GoalVerdict     *GoalVerdict     `json:"goalVerdict,omitempty"`
+	Detail          string           `json:"detail,omitempty"`
+	StartedAt       time.Time        `json:"startedAt"`
+	FinishedAt      *time.Time       `json:"finishedAt,omitempty"`
 	// Entries is the number of ledger entries folded; LastSeq the last one's sequence.
 	Entries int    `json:"entries"`
 	LastSeq uint64 `json:"lastSeq"`

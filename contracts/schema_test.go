@@ -123,7 +123,7 @@ func TestEventsValidateAgainstSchemas(t *testing.T) {
 		contracts.KindPlanComparison:   contracts.PlanComparison{ToolCall: call, Before: "a", After: "b"},
 		contracts.KindRecommendation:   contracts.Recommendation{ToolCall: call, Kind: "index", Statement: "s", Evidence: ref},
 		contracts.KindTableProfiled:    contracts.TableProfiled{ToolCall: call, Table: "t", Depth: "basic", CorrelationID: "c_1"},
-		contracts.KindAnswerComposed:   contracts.AnswerComposed{ToolCall: call, CorrelationID: "c_1", Presentation: json.RawMessage(`{"kind":"table"}`)},
+		contracts.KindAnswerComposed:   contracts.AnswerComposed{ToolCall: call, CorrelationID: "c_1", Presentation: contracts.Presentation{Kind: contracts.PresentTable}},
 		contracts.KindRunFinished: contracts.RunFinished{Status: contracts.StatusSucceeded, StopReason: contracts.StopReportComposed,
 			GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictAnswered, Rule: "r", Unmet: []string{}}},
 	}

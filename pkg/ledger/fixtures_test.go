@@ -504,7 +504,7 @@ var handBuilt = map[string]func() []appendOp{
 			{contracts.KindTableProfiled, contracts.TableProfiled{ToolCall: call(4, "p4", "profile_table", `{"table":"orders"}`, nil, ""),
 				Table: "public.orders", Depth: "shallow", CorrelationID: "c_p4"}},
 			{contracts.KindAnswerComposed, contracts.AnswerComposed{ToolCall: call(5, "p5", "compose_answer", `{}`, nil, ""),
-				CorrelationID: "c_p1", Presentation: json.RawMessage(`{"kind":"table"}`)}},
+				CorrelationID: "c_p1", Presentation: contracts.Presentation{Kind: contracts.PresentTable}}},
 			{contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusFailed, StopReason: contracts.StopFailed,
 				Reason:      contracts.ReasonModelUnavailable,
 				GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "planning-query-optimization.1", Unmet: []string{"no-report"}},

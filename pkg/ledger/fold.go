@@ -75,7 +75,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			}
 			delete(open, p.StepID)
 			s := &r.Steps[i]
-			s.DurationMs, s.Fingerprint = p.DurationMs, p.Fingerprint
+			s.DurationMs, s.Fingerprint, s.Plan = p.DurationMs, p.Fingerprint, p.Plan
 			switch p.Outcome {
 			case contracts.OutcomeOK:
 				s.Status = contracts.StepCompleted
@@ -114,6 +114,14 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			r.Steps = append(r.Steps, contracts.Step{
 				Turn: p.Turn, Tool: p.Tool, Arguments: p.Arguments, Status: contracts.StepCompleted,
 			})
+		case *contracts.PlanComparison:
+			r.Comparisons = append(r.Comparisons, *p)
+		case *contracts.Recommendation:
+			r.Recommendations = append(r.Recommendations, *p)
+		case *contracts.TableProfiled:
+			r.Profiles = append(r.Profiles, *p)
+		case *contracts.AnswerComposed:
+			r.Answer = p
 		case *contracts.ClosingStatement:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
 			if strings.TrimSpace(p.Text) != "" {
