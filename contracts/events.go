@@ -430,6 +430,8 @@ type PlanComparison struct {
 	// Summary says what changed between the two, in the server's words,
 	// and that both are estimates.
 	Summary string `json:"summary"`
+	// Content is exactly what the model read as the tool's result.
+	Content string `json:"content,omitempty"`
 }
 
 // Recommendation records a change the model recommends: recorded, never
@@ -444,6 +446,8 @@ type Recommendation struct {
 	// Diagnosed lists the cited artifacts that are estimating plans of this
 	// run (an index recommendation rests on the plan it diagnosed).
 	Diagnosed []string `json:"diagnosed,omitempty"`
+	// Content is exactly what the model read as the tool's result.
+	Content string `json:"content,omitempty"`
 }
 
 // The recommendation kinds.
@@ -478,6 +482,8 @@ type AnswerComposed struct {
 	// the gate declined (present exactly when Handover is applied).
 	Handover        Handover `json:"handover,omitempty"`
 	HandoverWarning string   `json:"handoverWarning,omitempty"`
+	// Content is exactly what the model read as the tool's result.
+	Content string `json:"content,omitempty"`
 }
 
 // StopReason says why a run stopped.

@@ -31,6 +31,11 @@ type PackOptions struct {
 	Source string
 	// Label names the connection in the fence's source.
 	Label string
+	// NamesAndIndexes packs each relation as its name and its indexes'
+	// names only, in the inventory's order, with no foreign-key block: what
+	// an operations run matches the engine's readings against. Its
+	// omission notice names no tool (such a run has no inspect_schema).
+	NamesAndIndexes bool
 }
 
 // Packed is an inventory packed for a prompt.
@@ -62,9 +67,14 @@ func Pack(inv contracts.Inventory, o PackOptions) Packed {
 	named := map[string]bool{}
 	var chosen []contracts.Relation
 	used := 0
-	for _, i := range Rank(inv, o.Words) {
+	order := Rank(inv, o.Words)
+	line := Line
+	if o.NamesAndIndexes {
+		order, line = inventoryOrder(len(inv.Relations)), IndexLine
+	}
+	for _, i := range order {
 		r := inv.Relations[i]
-		line := Line(r)
+		line := line(r)
 		if used+len(line)+1 > o.MaxChars {
 			continue // a shorter relation further down may still fit
 		}
@@ -79,6 +89,9 @@ func Pack(inv contracts.Inventory, o PackOptions) Packed {
 	var edges strings.Builder
 	edgeUsed := 0
 	for _, r := range chosen {
+		if o.NamesAndIndexes {
+			break // names and indexes only
+		}
 		for _, fk := range r.ForeignKeys {
 			if !named[strings.ToLower(fk.RefSchema+"."+fk.RefName)] {
 				continue // only edges between named relations: the others name what the model cannot see
@@ -102,7 +115,10 @@ func Pack(inv contracts.Inventory, o PackOptions) Packed {
 	noun := "relations"
 	fmt.Fprintf(&b, "Schema inventory of this connection (%s), read by %s", inv.Engine, orDefault(o.Source, "the server before the first turn"))
 	fmt.Fprintf(&b, ": %d readable %s", total, noun)
-	if p.Omitted > 0 {
+	switch {
+	case p.Omitted > 0 && o.NamesAndIndexes:
+		fmt.Fprintf(&b, ", as many as fit named below with their indexes (%d)", p.Named)
+	case p.Omitted > 0:
 		fmt.Fprintf(&b, ", the %d most relevant to the objective named below", p.Named)
 	}
 	b.WriteString(". Row counts and distinct counts are the engine's estimates, not measurements")
@@ -124,7 +140,7 @@ func Pack(inv contracts.Inventory, o PackOptions) Packed {
 	}
 	if p.Omitted > 0 {
 		fmt.Fprintf(&b, "%d further %s exist and are not named here", p.Omitted, noun)
-		if o.Planning {
+		if o.Planning || o.NamesAndIndexes {
 			b.WriteString(".\n")
 		} else {
 			b.WriteString(`; read them with inspect_schema: {"table":"…"} for one, {"schema":"…"} or {"pattern":"*word*"} for a listing.` + "\n")
@@ -141,6 +157,16 @@ func Pack(inv contracts.Inventory, o PackOptions) Packed {
 	}
 	p.Text = b.String()
 	return p
+}
+
+// inventoryOrder is the relations' own order: an operations objective
+// rarely names a table, so ranking by its words would only reshuffle.
+func inventoryOrder(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 func orDefault(s, d string) string {

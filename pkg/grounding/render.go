@@ -198,6 +198,28 @@ func quoteAll(names []string) string {
 	return strings.Join(q, ", ")
 }
 
+// IndexLine renders a relation as its quoted name and the quoted names of
+// its indexes (unique ones marked), or "no indexes": never a column.
+func IndexLine(r contracts.Relation) string {
+	var b strings.Builder
+	b.WriteString(QualifiedName(r.Schema, r.Name))
+	if len(r.Indexes) == 0 {
+		b.WriteString(": no indexes")
+		return b.String()
+	}
+	b.WriteString(": indexes ")
+	for i, ix := range r.Indexes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(Quote(ix.Name))
+		if ix.Unique {
+			b.WriteString(" (unique)")
+		}
+	}
+	return b.String()
+}
+
 // Edge renders one foreign key as a.col → b.col (columns paired in order).
 func Edge(from contracts.Relation, fk contracts.ForeignKey) string {
 	var parts []string

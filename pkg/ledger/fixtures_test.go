@@ -89,11 +89,14 @@ var recordings = map[int]map[string]folded{
 		"hand-planning-failed": {
 			Status: contracts.StatusFailed, StopReason: contracts.StopFailed, Reason: contracts.ReasonModelUnavailable,
 			Mode: contracts.ModePlanning, WorkflowType: contracts.WorkflowQueryOptimization, Drives: 1,
-			// Only explain_query is a step: plan comparisons, recommendations,
-			// profiles and answers are records of their own, not steps.
-			Spent:   &contracts.BudgetSpent{Turns: 1, Statements: 1, DBTimeMs: 7},
-			Usage:   &contracts.Usage{InputTokens: 50, OutputTokens: 5},
-			Steps:   []step{{"explain_query", contracts.StepCompleted, ""}},
+			// explain_query reached the database; a comparison, a
+			// recommendation and an answer are calls the model made that
+			// reached none, each a step of its own too. A profile is a
+			// record beside its (here absent) step.
+			Spent: &contracts.BudgetSpent{Turns: 1, Statements: 1, DBTimeMs: 7},
+			Usage: &contracts.Usage{InputTokens: 50, OutputTokens: 5},
+			Steps: []step{{"explain_query", contracts.StepCompleted, ""}, {"compare_plans", contracts.StepCompleted, ""},
+				{"recommend", contracts.StepCompleted, ""}, {"compose_answer", contracts.StepCompleted, ""}},
 			Verdict: contracts.VerdictUnanswered,
 		},
 		"demo-investigation": {

@@ -111,17 +111,18 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 		case *contracts.ReportComposed:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
 			r.Report = p.Claims
-			r.Steps = append(r.Steps, contracts.Step{
-				Turn: p.Turn, Tool: p.Tool, Arguments: p.Arguments, Status: contracts.StepCompleted,
-			})
+			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.PlanComparison:
 			r.Comparisons = append(r.Comparisons, *p)
+			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.Recommendation:
 			r.Recommendations = append(r.Recommendations, *p)
+			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.TableProfiled:
-			r.Profiles = append(r.Profiles, *p)
+			r.Profiles = append(r.Profiles, *p) // its step is the profile's own
 		case *contracts.AnswerComposed:
 			r.Answer = p
+			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.ClosingStatement:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
 			if strings.TrimSpace(p.Text) != "" {
@@ -145,6 +146,12 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 		}
 	}
 	return r
+}
+
+// recorded is the step of a tool that reaches no database and records what
+// it was told (a comparison, a recommendation, an answer).
+func recorded(tc contracts.ToolCall) contracts.Step {
+	return contracts.Step{Turn: tc.Turn, Tool: tc.Tool, Arguments: tc.Arguments, Status: contracts.StepCompleted}
 }
 
 // OpenSteps returns the steps of entries that were invoked and never settled,

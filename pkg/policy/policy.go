@@ -14,7 +14,25 @@ const (
 	ToolRunReadQuery  = "run_read_query"
 	ToolInspectPlan   = "inspect_plan"
 	ToolComposeReport = "compose_report"
+	// query-optimization
+	ToolComparePlans    = "compare_plans"
+	ToolRecommendChange = "recommend_change"
+	// database-assessment and data-analysis
+	ToolProfileTable = "profile_table"
+	// operations
+	ToolInspectOperations = "inspect_operations"
+	// data-analysis
+	ToolPresentAnswer = "present_answer"
 )
+
+// readTools are the read class every statement-sending workflow offers.
+var readTools = []string{ToolInspectSchema, ToolRunReadQuery, ToolInspectPlan}
+
+// with is the read class plus more tools, the finishing tool last.
+func with(more ...string) []string {
+	out := append(append([]string{}, readTools...), more...)
+	return append(out, ToolComposeReport)
+}
 
 // Shared bounds of every row.
 const (
@@ -41,6 +59,13 @@ type Workflow struct {
 	// AgentTools are the tools an agent run offers, the finishing tool
 	// last; nil while agent runs of the workflow are not driven yet.
 	AgentTools []string
+	// AgentGuide is what an agent run is told about how this workflow
+	// answers, in the rules; each sentence names only tools the row offers.
+	AgentGuide string
+	// NamesAndIndexes packs the schema snapshot as table names and their
+	// indexes only, in the inventory's own order (what an operational
+	// reading names), rather than ranked columns and keys.
+	NamesAndIndexes bool
 	// PlanDeliverable is what a planning run hands the user; PlanIsProse
 	// marks a plan that is prose (a fenced statement welcome, never
 	// required).
@@ -60,35 +85,54 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 	contracts.WorkflowInvestigation: {
 		version: "agent-read-only.investigation.1", turns: 36, statements: 30, deadlineS: 450, dbTimeS: 90,
 		Goal:            "answer the user's objective from what the database holds",
-		AgentTools:      []string{ToolInspectSchema, ToolRunReadQuery, ToolInspectPlan, ToolComposeReport},
+		AgentTools:      with(),
+		AgentGuide:      "Read what the objective needs, then report what the results show.",
 		PlanDeliverable: "the one statement whose result answers the objective",
 		AgentRule:       "agent-investigation.1", PlanRule: "agent-planning.1",
 	},
 	contracts.WorkflowQueryOptimization: {
 		version: "agent-read-only.query-optimization.1", turns: 36, statements: 30, deadlineS: 450, dbTimeS: 90,
-		Goal:            "make the user's query faster, from its plan and the schema",
+		Goal:       "make the user's query faster, from its plan and the schema",
+		AgentTools: with(ToolComparePlans, ToolRecommendChange),
+		AgentGuide: "Read the plan of the user's query with inspect_plan first: it shows how each table is reached (full scan or index) and the engine's estimates. " +
+			"For a rewrite, inspect the plan of the rewritten statement too and call compare_plans with the two plan results. " +
+			"For an index, call recommend_change with kind \"index\" citing the plan that shows the scan it removes; where the database can plan with a hypothetical index, inspect_plan with hypotheticalIndex shows the plan as if it existed, and compare_plans compares the two. " +
+			"Recommendations are recorded for the user and never executed. The answer needs a plan comparison or an index recommendation that cites a plan.",
 		PlanDeliverable: "the rewritten statement (or the index to create, as a statement the user reviews) that makes the user's query faster, with why it is faster",
-		PlanRule:        "agent-planning.1",
+		AgentRule:       "agent-query-optimization.3", PlanRule: "agent-planning.1",
 	},
 	contracts.WorkflowDatabaseAssessment: {
 		version: "agent-read-only.database-assessment.1", turns: 48, statements: 45, deadlineS: 630, dbTimeS: 135,
-		Goal:            "assess what is wrong with the database: data quality, keys, indexes",
+		Goal:       "assess what is wrong with the database: data quality, keys, indexes",
+		AgentTools: with(ToolProfileTable),
+		AgentGuide: "Profile the tables that matter with profile_table (the server counts rows, present values and, deeper, distinct values and personal-data shapes; it never reads a value) and weigh its findings: high_null, constant, low_cardinality, suspected_pii, fk_unindexed. " +
+			"Check keys and orphans with your own reads. The answer needs at least one table profiled.",
 		PlanDeliverable: "the one statement that measures the concern the objective names (nulls, duplicates, orphans, skew)",
-		PlanRule:        "agent-planning.1",
+		AgentRule:       "agent-database-assessment.1", PlanRule: "agent-planning.1",
 	},
 	contracts.WorkflowOperations: {
 		version: "agent-read-only.operations.2", turns: 20, statements: 18, deadlineS: 360, dbTimeS: 80,
-		Goal:            "say what is happening on the server right now",
+		Goal:       "say what is happening on the server right now",
+		AgentTools: []string{ToolInspectOperations, ToolRecommendChange, ToolComposeReport},
+		AgentGuide: "Take readings with inspect_operations (sessions, slow-queries, table-stats, index-stats, storage, health); you write no SQL in this workflow. " +
+			"Each reading is a moment, not a history: it says what the engine reported as it was taken. A kind this engine cannot give is refused; take another. " +
+			"An empty reading is an answer (no blocked session, no slow query) and may be cited. Actions that are neither an index nor a rewrite (end a session, vacuum, drop an unused index) go in the report as claims, not as recommendations. " +
+			"The answer needs at least one claim citing a reading you took.",
 		PlanDeliverable: "a short operational plan in prose: what to look at on the server and in what order; where the engine exposes a reading as a statement you may fence it",
 		PlanIsProse:     true,
-		PlanRule:        "agent-planning.1",
+		NamesAndIndexes: true,
+		AgentRule:       "agent-operations.2", PlanRule: "agent-planning.1",
 	},
 	contracts.WorkflowDataAnalysis: {
 		version: "agent-read-only.data-analysis.1", turns: 60, statements: 42, deadlineS: 900, dbTimeS: 180,
-		Goal:            "answer an analytical question with a result shaped for a table or a chart",
+		Goal:       "answer an analytical question with a result shaped for a table or a chart",
+		AgentTools: with(ToolProfileTable, ToolPresentAnswer),
+		AgentGuide: "Find the table the question is about (profile_table gives row counts and how full each column is without reading values), shape one aggregate whose rows ARE the answer, " +
+			"then call present_answer once with that result's id: {\"kind\":\"table\"}, or a chart {\"kind\":\"chart\",\"spec\":{\"type\":\"bar\",\"x\":\"<category column>\",\"y\":[\"<numeric column>\"],\"caption\":\"…\"}} (types bar, line, area, pie, scatter, stacked-bar; several series are several y columns). " +
+			"A one-row or non-numeric result is a table. Then compose_report with at least one claim citing the presented result.",
 		PlanDeliverable: "the one statement whose result is the answer, shaped for a table or a chart (one row per category or period)",
-		PlanRule:        "agent-planning.1",
-		PresentsAnswer:  true, AutoExecute: true,
+		AgentRule:       "agent-data-analysis.1", PlanRule: "agent-planning.1",
+		PresentsAnswer: true, AutoExecute: true,
 	},
 }
 

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
@@ -38,5 +40,38 @@ func TestEveryWorkflowIsAWholeRow(t *testing.T) {
 	}
 	if len(Workflows) != len(contracts.WorkflowTypes) {
 		t.Errorf("%d rows for %d workflows", len(Workflows), len(contracts.WorkflowTypes))
+	}
+}
+
+// allTools lists every tool name a row may offer.
+var allTools = []string{ToolInspectSchema, ToolRunReadQuery, ToolInspectPlan, ToolComposeReport,
+	ToolComparePlans, ToolRecommendChange, ToolProfileTable, ToolInspectOperations, ToolPresentAnswer}
+
+// TestEveryGuideNamesOnlyItsOwnTools: a rule that names a tool the run is
+// not offered sends the model after something it cannot call; a row that
+// presents an answer without offering present_answer (or the reverse)
+// promises what it cannot do.
+func TestEveryGuideNamesOnlyItsOwnTools(t *testing.T) {
+	for w, r := range Workflows {
+		if len(r.AgentTools) == 0 {
+			continue
+		}
+		if strings.TrimSpace(r.AgentGuide) == "" {
+			t.Errorf("%s: no agent guide", w)
+		}
+		for _, name := range allTools {
+			if strings.Contains(r.AgentGuide, name) && !slices.Contains(r.AgentTools, name) {
+				t.Errorf("%s: the guide names %s, which the row does not offer", w, name)
+			}
+		}
+		if r.PresentsAnswer != slices.Contains(r.AgentTools, ToolPresentAnswer) {
+			t.Errorf("%s: PresentsAnswer %v with tools %v", w, r.PresentsAnswer, r.AgentTools)
+		}
+		if r.AutoExecute && !r.PresentsAnswer {
+			t.Errorf("%s: auto-execute without an answer to hand over", w)
+		}
+		if slices.Contains(r.AgentTools, ToolComparePlans) && !slices.Contains(r.AgentTools, ToolInspectPlan) {
+			t.Errorf("%s: compare_plans without inspect_plan can only ever refuse", w)
+		}
 	}
 }

@@ -31,7 +31,9 @@ const (
 // read, by correlation id, and its context snapshot (cited by its artifact
 // id, or, on ledgers recorded before that, by its fingerprint).
 type Produced struct {
-	Rows        map[string]int
+	Rows map[string]int
+	// Tools names the tool that produced each result, by correlation id.
+	Tools       map[string]string
 	Fingerprint string
 	// Snapshot is the schema snapshot's citable id; a snapshot is evidence
 	// about structure and never empty evidence.
@@ -40,7 +42,7 @@ type Produced struct {
 
 // ProducedBy folds what entries produced.
 func ProducedBy(entries []contracts.Entry) Produced {
-	p := Produced{Rows: map[string]int{}}
+	p := Produced{Rows: map[string]int{}, Tools: map[string]string{}}
 	for _, e := range entries {
 		v, err := e.Decode()
 		if err != nil {
@@ -50,6 +52,7 @@ func ProducedBy(entries []contracts.Entry) Produced {
 		case *contracts.ToolCompleted:
 			if v.Outcome == contracts.OutcomeOK && v.Artifact != nil {
 				p.Rows[v.Artifact.CorrelationID] = v.Artifact.Rows
+				p.Tools[v.Artifact.CorrelationID] = v.Tool
 			}
 		case *contracts.ContextCaptured:
 			p.Fingerprint = v.Fingerprint
@@ -97,7 +100,11 @@ func Verify(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
 // agentRules are the agent-mode rules by id; every workflow row's AgentRule
 // names one (a test holds the table to that).
 var agentRules = map[string]func([]contracts.Entry, bool) contracts.GoalVerdict{
-	RuleInvestigation: verifyInvestigation,
+	RuleInvestigation:      verifyInvestigation,
+	RuleQueryOptimization:  verifyQueryOptimization,
+	RuleDatabaseAssessment: verifyDatabaseAssessment,
+	RuleOperations:         verifyOperations,
+	RuleDataAnalysis:       verifyDataAnalysis,
 }
 
 // Known reports whether id names a rule this package judges by.
@@ -109,20 +116,19 @@ func Known(id string) bool {
 // verifyInvestigation is agent-investigation.1: the run composed at least
 // one claim, and its claims do not rest entirely on empty results.
 func verifyInvestigation(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
-	v := contracts.GoalVerdict{Rule: RuleInvestigation, Unmet: []string{}}
+	return baseline(RuleInvestigation, entries, cancelled, nil)
+}
+
+// baseline judges the investigation rule under the id rule. exempt, when
+// set, names results whose row count measures nothing (a plan): citing one
+// is neither empty nor full evidence.
+func baseline(rule string, entries []contracts.Entry, cancelled bool, exempt func(corr string) bool) contracts.GoalVerdict {
+	v := contracts.GoalVerdict{Rule: rule, Unmet: []string{}}
 	if cancelled {
 		v.Outcome = contracts.VerdictCancelled
 		return v
 	}
-	var claims []contracts.Claim
-	for _, e := range entries {
-		if e.Kind != contracts.KindReportComposed {
-			continue
-		}
-		if p, err := e.Decode(); err == nil {
-			claims = p.(*contracts.ReportComposed).Claims
-		}
-	}
+	claims := reportOf(entries)
 	if len(claims) == 0 {
 		v.Outcome = contracts.VerdictUnanswered
 		v.Unmet = append(v.Unmet, UnmetNoReport)
@@ -138,6 +144,9 @@ func verifyInvestigation(entries []contracts.Entry, cancelled bool) contracts.Go
 			if !produced.Resolves(ref) {
 				continue
 			}
+			if ref.Source == contracts.EvidenceArtifact && exempt != nil && exempt(ref.CorrelationID) {
+				continue
+			}
 			cited++
 			if ref.Source == contracts.EvidenceArtifact && ref.CorrelationID != produced.Snapshot && produced.Rows[ref.CorrelationID] == 0 {
 				empty++
@@ -151,6 +160,20 @@ func verifyInvestigation(entries []contracts.Entry, cancelled bool) contracts.Go
 	}
 	v.Outcome = contracts.VerdictAnswered
 	return v
+}
+
+// reportOf returns the claims of the run's report, if it composed one.
+func reportOf(entries []contracts.Entry) []contracts.Claim {
+	var claims []contracts.Claim
+	for _, e := range entries {
+		if e.Kind != contracts.KindReportComposed {
+			continue
+		}
+		if p, err := e.Decode(); err == nil {
+			claims = p.(*contracts.ReportComposed).Claims
+		}
+	}
+	return claims
 }
 
 // verifyPlan is agent-planning.1: the run left non-empty closing prose, and

@@ -95,7 +95,7 @@ func BenchmarkReadStep(b *testing.B) {
 			}
 			args := readArgs{SQL: fmt.Sprintf(benchQuery, i%100)}
 			tc := contracts.ToolCall{Turn: 1, CallID: fmt.Sprint("c", i), Tool: policy.ToolRunReadQuery, Arguments: []byte(`{}`)}
-			if err := d.statement(ctx, tc, contracts.OpRead, args, nil, contracts.ExecRequest{SQL: args.SQL}); err != nil {
+			if _, err := d.statement(ctx, tc, contracts.OpRead, args, nil, contracts.ExecRequest{SQL: args.SQL}); err != nil {
 				b.Fatal(err)
 			}
 			if last := d.entries[len(d.entries)-1]; last.Kind != contracts.KindToolCompleted {

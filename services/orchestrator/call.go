@@ -81,16 +81,18 @@ func (d *drive) callRunReadQuery(ctx context.Context, op contracts.ExecOp, tc co
 	if err != nil {
 		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"sql":"SELECT …","reason":"…"}`)
 	}
-	return false, d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{SQL: a.SQL})
+	_, err = d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{SQL: a.SQL})
+	return false, err
 }
 
 // callInspectPlan asks for the estimating plan of the model's statement.
 func (d *drive) callInspectPlan(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	a, notes, err := decodeRead(raw)
+	a, notes, err := decodePlan(raw)
 	if err != nil {
-		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, strings.ReplaceAll(err.Error(), "run_read_query", "inspect_plan"), `send {"sql":"SELECT …","reason":"…"}`)
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"sql":"SELECT …","reason":"…","hypotheticalIndex":null}`)
 	}
-	return false, d.statement(ctx, tc, op, planArgs(a), notes, contracts.ExecRequest{SQL: a.SQL})
+	_, err = d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{SQL: a.SQL, HypotheticalIndex: a.Hypothetical})
+	return false, err
 }
 
 // callInspectSchema reads the schema with the server's own query.
@@ -99,8 +101,9 @@ func (d *drive) callInspectSchema(ctx context.Context, op contracts.ExecOp, tc c
 	if err != nil {
 		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {}, {"table":"…"}, {"schema":"…"} or {"pattern":"*word*"}`)
 	}
-	return false, d.statement(ctx, tc, op, a, notes,
+	_, err = d.statement(ctx, tc, op, a, notes,
 		contracts.ExecRequest{Schema: a.Schema, Table: a.Table, Pattern: a.Pattern, After: a.After})
+	return false, err
 }
 
 // status is the line every tool result ends with, so the model can act on
@@ -141,8 +144,39 @@ func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code,
 }
 
 // statement runs one database-reaching step: replay if settled, refuse if
-// indeterminate or over budget, else record the invocation, then ask.
-func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, notes []string, req contracts.ExecRequest) error {
+// indeterminate or over budget, else record the invocation, then ask. It
+// returns the executor's reply when the step has just completed with a
+// result (nil otherwise: replayed, refused, failed), for a tool that records
+// more about it.
+func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, notes []string, req contracts.ExecRequest) (*contracts.ExecReply, error) {
+	err := d.step(ctx, tc, op, args, notes, &req)
+	if err != nil || req.CorrelationID == "" || !d.completedOK(req.StepID) {
+		return nil, err
+	}
+	return d.lastReply, nil
+}
+
+// completedOK reports whether the ledger's last entry completed stepID with
+// a result.
+func (d *drive) completedOK(stepID string) bool {
+	if len(d.entries) == 0 {
+		return false
+	}
+	e := d.entries[len(d.entries)-1]
+	if e.Kind != contracts.KindToolCompleted {
+		return false
+	}
+	p, err := e.Decode()
+	if err != nil {
+		return false
+	}
+	c := p.(*contracts.ToolCompleted)
+	return c.StepID == stepID && c.Outcome == contracts.OutcomeOK
+}
+
+// step is statement's work; req is filled in with the step's identity.
+func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, notes []string, reqp *contracts.ExecRequest) error {
+	req := reqp
 	stepID := "s_" + stepKey(tc.Tool, args)
 	rec := d.record()
 	for _, st := range rec.Steps {
@@ -192,11 +226,15 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 		}
 	}
 	req.RunID, req.StepID, req.CorrelationID = d.runID, stepID, corr
-	req.ConnectionID, req.Profile = d.header.ConnectionID, contracts.ProfileAgentReadOnly
+	req.ConnectionID = d.header.ConnectionID
+	if req.Profile == "" {
+		req.Profile = contracts.ProfileAgentReadOnly
+	}
 	req.TimeoutMs = d.statementTimeout(rec)
 	req.MaxRows, req.MaxBytes = b.MaxRows, b.MaxBytes
 	req.FailedFingerprints = failedFingerprints(rec)
-	reply, err := d.execute(ctx, op, req)
+	reply, err := d.execute(ctx, op, *req)
+	d.lastReply = &reply
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err() // this drive is over; the next one records the step indeterminate
@@ -219,7 +257,7 @@ func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contrac
 	switch reply.Status {
 	case contracts.ExecOK:
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
-			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeOK, Artifact: reply.Artifact,
+			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeOK, Artifact: reply.Artifact, Plan: reply.Plan,
 			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(reply) + d.status(tc.Turn, false, false),
 		})
 	case contracts.ExecRefused:

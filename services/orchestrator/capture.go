@@ -13,6 +13,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/artifacts"
 	"github.com/sondehq/sonde/pkg/grounding"
+	"github.com/sondehq/sonde/pkg/policy"
 )
 
 // captureKey is what a held capture is valid for: the connection, the
@@ -163,9 +164,10 @@ func (d *drive) packed(inv *contracts.Inventory, source string) contracts.Contex
 	p := grounding.Pack(*inv, grounding.PackOptions{
 		Words:    grounding.Words(text),
 		MaxChars: d.s.cfg.ContextMaxChars, RelationsMaxChars: d.s.cfg.RelationsMaxChars,
-		Planning: d.header.Mode == contracts.ModePlanning,
-		Source:   source,
-		Label:    d.header.ConnectionID,
+		Planning:        d.header.Mode == contracts.ModePlanning,
+		NamesAndIndexes: policy.Workflows[d.header.WorkflowType].NamesAndIndexes,
+		Source:          source,
+		Label:           d.header.ConnectionID,
 	})
 	sum := sha256.Sum256([]byte(p.Text))
 	return contracts.ContextCaptured{

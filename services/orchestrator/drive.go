@@ -165,6 +165,8 @@ type drive struct {
 	inv *contracts.Inventory
 	// turnMs is how long the model took to answer the turn just taken.
 	turnMs int64
+	// lastReply is the executor's reply to the step just asked.
+	lastReply *contracts.ExecReply
 }
 
 // maxTurns is the run's turn budget, lowered by the model's tuned turn limit.

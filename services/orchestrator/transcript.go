@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,15 +98,29 @@ func systemPrompt(h *contracts.RunStarted, turns int) string {
 		b.WriteString(name + " " + toolTable[name].brief)
 	}
 	b.WriteString(".\n")
-	b.WriteString("Explore: the schema snapshot below already lists the tables most relevant to the objective with their columns, keys and, where the engine keeps them, estimated row counts; " +
-		"call inspect_schema only for a table it does not show ({\"table\":…}, {\"pattern\":\"*word*\"}). Count and aggregate in SQL rather than reading rows.\n")
+	row := policy.Workflows[h.WorkflowType]
+	if slices.Contains(h.Tools, policy.ToolInspectSchema) {
+		b.WriteString("Explore: the schema snapshot below already lists the tables most relevant to the objective with their columns, keys and, where the engine keeps them, estimated row counts; " +
+			"call inspect_schema only for a table it does not show ({\"table\":…}, {\"pattern\":\"*word*\"}). Count and aggregate in SQL rather than reading rows.\n")
+	} else {
+		b.WriteString("Explore: the schema snapshot below names the tables and their indexes, so you can match what the engine reports against them.\n")
+	}
+	b.WriteString("Workflow rules: " + row.AgentGuide + "\n")
+	if h.AutoExecute && row.AutoExecute {
+		b.WriteString("Hand-over: the user asked for the answer's statement to be run in their editor too. It is, only when this run executed that exact statement, its plan reads as safe, and it ran within 2 s: " +
+			"call inspect_plan on the statement that IS the answer before you present it.\n")
+	}
 	fmt.Fprintf(&b, "Limits (enforced): %d model turns, %d statements, %d s for the whole run, %d s of database time, %d s per statement, "+
 		"%d rows and %d KiB per result (a larger result is refused, not cut: aggregate or add LIMIT). Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
 		turns, bud.MaxStatements, bud.DeadlineMs/1000, bud.DBTimeMs/1000, bud.StatementTimeoutMs/1000, bud.MaxRows, bud.MaxBytes>>10)
 	fmt.Fprintf(&b, "Recover: a refusal runs nothing and costs neither a statement nor a repair: follow its fix (only a result refused as too large did run, and counts). "+
 		"After a statement the database fails you may send %d more in all, each a repair; the same failing statement is never run again, so change what it does.\n", bud.MaxRepairs)
-	b.WriteString("Answer: the run is answered only by a compose_report call; prose without a tool call is discarded, and two such turns in a row end the run unanswered. " +
-		"Rest your claims on results that have rows; the schema snapshot supports claims about structure only. If nothing matches, say so and cite the reading that shows it together with one that shows what does exist.\n")
+	b.WriteString("Answer: the run is answered only by a compose_report call; prose without a tool call is discarded, and two such turns in a row end the run unanswered. ")
+	if h.WorkflowType == contracts.WorkflowOperations {
+		b.WriteString("Cite the readings your claims rest on; the schema snapshot supports claims about structure only.\n")
+	} else {
+		b.WriteString("Rest your claims on results that have rows; the schema snapshot supports claims about structure only. If nothing matches, say so and cite the reading that shows it together with one that shows what does exist.\n")
+	}
 	b.WriteString(citationRule + "\n")
 	b.WriteString("Never try to change the database: writes, DDL and settings are refused.\n")
 	b.WriteString(fence.Instructions + "\n")

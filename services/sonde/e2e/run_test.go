@@ -341,7 +341,9 @@ func TestBadRequestsAndForeignActors(t *testing.T) {
 		{api.StartRunRequest{Objective: "  ", ConnectionID: "demo"}, contracts.CodeMissingObjective},
 		{api.StartRunRequest{Objective: "x", ConnectionID: "prod-primary"}, contracts.CodeUnknownConnection},
 		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", Mode: "root"}, contracts.CodeUnknownMode},
-		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowOperations}, contracts.CodeUnsupportedFeature},
+		// A hand-over is data-analysis's alone: asked elsewhere it is refused, not dropped.
+		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowOperations, AutoExecute: true}, contracts.CodeBadRequest},
+		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowDataAnalysis, Mode: contracts.ModePlanning, AutoExecute: true}, contracts.CodeBadRequest},
 	}
 	for _, b := range bad {
 		_, err := alice.StartRun(ctx, b.req)

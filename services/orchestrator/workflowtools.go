@@ -1,0 +1,740 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/artifacts"
+	"github.com/sondehq/sonde/pkg/fence"
+	"github.com/sondehq/sonde/pkg/handover"
+	"github.com/sondehq/sonde/pkg/policy"
+	"github.com/sondehq/sonde/pkg/verdict"
+)
+
+// The specialist workflows' tools. Two reach the database through a step
+// like any read (profile_table, inspect_operations); three reach none and
+// record what the model decided, joined to the run's own ledger by the
+// server (compare_plans, recommend_change, present_answer).
+
+type profileArgs struct {
+	Table      string `json:"table"`
+	Depth      string `json:"depth,omitempty"`
+	FromColumn string `json:"fromColumn,omitempty"`
+}
+
+type operationsArgs struct {
+	Kind   string `json:"kind"`
+	Schema string `json:"schema,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+type compareArgs struct{ Before, After string }
+
+type recommendArgs struct {
+	Kind, Statement, Rationale string
+	Evidence                   []contracts.EvidenceRef
+}
+
+type answerArgs struct {
+	Artifact     string
+	Presentation contracts.Presentation
+}
+
+// estimatesOnly is said with every comparison, by the server rather than
+// left to the model.
+const estimatesOnly = "Estimates only: these plans were described, not executed."
+
+// callProfileTable asks the executor to profile one table.
+func (d *drive) callProfileTable(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	a, notes, err := decodeProfile(raw)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"table":"…","depth":"basic","fromColumn":null}`)
+	}
+	reply, err := d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{
+		Table: a.Table, Depth: contracts.ProfileDepth(a.Depth), FromColumn: a.FromColumn})
+	if err != nil || reply == nil || reply.Profile == nil || reply.Artifact == nil {
+		return false, err
+	}
+	return false, d.append(ctx, contracts.KindTableProfiled, contracts.TableProfiled{
+		ToolCall: contracts.ToolCall{Turn: tc.Turn, CallID: tc.CallID, Tool: tc.Tool, Arguments: tc.Arguments},
+		Table:    a.Table, Depth: string(reply.Profile.Depth), CorrelationID: reply.Artifact.CorrelationID,
+		StepID: d.lastStepID(), Profile: reply.Profile,
+	})
+}
+
+// lastStepID is the step id of the ledger's last tool-completed entry.
+func (d *drive) lastStepID() string {
+	if p, err := d.entries[len(d.entries)-1].Decode(); err == nil {
+		if c, ok := p.(*contracts.ToolCompleted); ok {
+			return c.StepID
+		}
+	}
+	return ""
+}
+
+// callInspectOperations takes one curated reading: the model names a kind,
+// never a statement.
+func (d *drive) callInspectOperations(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	a, notes, err := decodeOperations(raw)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
+			`send {"kind":"sessions","schema":null,"limit":null}; kinds: `+kindList())
+	}
+	_, err = d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{
+		Kind: contracts.OperationsKind(a.Kind), Schema: a.Schema, Limit: a.Limit, Profile: contracts.ProfileAgentOperations})
+	return false, err
+}
+
+func kindList() string {
+	names := make([]string, len(contracts.OperationsKinds))
+	for i, k := range contracts.OperationsKinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// planStep is a plan this run read: its step and the statement it planned.
+type planStep struct {
+	step contracts.Step
+	args planArgs
+}
+
+// plans lists the estimating plans this run read, by correlation id.
+func (d *drive) plans() map[string]planStep {
+	out := map[string]planStep{}
+	for _, st := range d.record().Steps {
+		if st.Tool != policy.ToolInspectPlan || st.Status != contracts.StepCompleted || st.Artifact == nil {
+			continue
+		}
+		a, _, _ := decodePlan(string(st.Arguments))
+		out[st.Artifact.CorrelationID] = planStep{step: st, args: a}
+	}
+	return out
+}
+
+// callComparePlans records a comparison of two plans the run read. The
+// model names two ids; the statements and plans come from the ledger and
+// the summary is the server's.
+func (d *drive) callComparePlans(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	a, err := decodeCompare(raw)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"before":"r2","after":"r4"}: the ids of two inspect_plan results`)
+	}
+	if a.Before == a.After {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, "before and after name the same plan",
+			"inspect the plan of the rewrite (or with a hypothetical index) and compare the two ids")
+	}
+	plans := d.plans()
+	var sides [2]planStep
+	for i, id := range []string{a.Before, a.After} {
+		ps, ok := plans[id]
+		if !ok || ps.step.Plan == nil {
+			return false, d.refuse(ctx, tc, "", contracts.RefuseUnverifiablePlan,
+				fmt.Sprintf("%s is not an estimating plan this run read", quote(id)), "compare the ids of two inspect_plan results: "+planIDs(plans))
+		}
+		if !d.held(ctx, id) {
+			return false, d.refuse(ctx, tc, "", contracts.RefusePlanResultReleased,
+				fmt.Sprintf("the plan %s is this run's, and its rows are no longer held", id),
+				"inspect the plan again and compare the new result")
+		}
+		sides[i] = ps
+	}
+	summary := comparePlans(sides[0].step.Plan, sides[1].step.Plan)
+	content := fmt.Sprintf("Comparison recorded (%s before, %s after).\n%s\n%s", a.Before, a.After, summary, estimatesOnly)
+	return false, d.append(ctx, contracts.KindPlanComparison, contracts.PlanComparison{
+		ToolCall: tc, Before: a.Before, After: a.After,
+		BeforeSQL: sides[0].args.SQL, AfterSQL: sides[1].args.SQL, BeforePlan: sides[0].step.Plan, AfterPlan: sides[1].step.Plan,
+		Summary: summary + " " + estimatesOnly, Content: content + d.status(tc.Turn, false, false),
+	})
+}
+
+func planIDs(plans map[string]planStep) string {
+	if len(plans) == 0 {
+		return "this run has read no plan yet (call inspect_plan)"
+	}
+	ids := make([]string, 0, len(plans))
+	for id := range plans {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ", ")
+}
+
+// held reports whether the run's result corr is still in the artifact
+// store: a comparison and an answer are checked against rows, and rows
+// that are gone are said to be gone.
+func (d *drive) held(ctx context.Context, corr string) bool {
+	_, err := d.rows(ctx, corr)
+	return err == nil
+}
+
+// rows reads the run's stored result corr.
+func (d *drive) rows(ctx context.Context, corr string) (contracts.Artifact, error) {
+	if d.s.artifacts == nil {
+		return contracts.Artifact{}, artifacts.ErrNotFound
+	}
+	return d.s.artifacts.Get(ctx, d.runID, corr)
+}
+
+// comparePlans is the server's account of two plans: per relation, how its
+// access changed; the engine's cost and row estimates and their ratio.
+// Names are quoted and escaped (a plan names what anyone who can write to
+// the database named).
+func comparePlans(before, after *contracts.PlanSummary) string {
+	var parts []string
+	access := func(p *contracts.PlanSummary) map[string]contracts.RelationAccess {
+		m := map[string]contracts.RelationAccess{}
+		for _, a := range p.Access {
+			m[a.Relation] = a
+		}
+		return m
+	}
+	ba, aa := access(before), access(after)
+	var names []string
+	for _, a := range before.Access {
+		names = append(names, a.Relation)
+	}
+	for _, a := range after.Access {
+		if _, ok := ba[a.Relation]; !ok {
+			names = append(names, a.Relation)
+		}
+	}
+	for _, n := range names {
+		b, inB := ba[n]
+		a, inA := aa[n]
+		switch {
+		case inB && inA && b.Access == a.Access:
+			parts = append(parts, fmt.Sprintf("%s: %s in both", quote(n), a.Access))
+		case inB && inA:
+			parts = append(parts, fmt.Sprintf("%s: %s before, %s after%s", quote(n), b.Access, a.Access, indexNote(a)))
+		case inB:
+			parts = append(parts, fmt.Sprintf("%s: %s before, not read after", quote(n), b.Access))
+		default:
+			parts = append(parts, fmt.Sprintf("%s: not read before, %s after%s", quote(n), a.Access, indexNote(a)))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "neither plan names a relation the summary could read")
+	}
+	out := "Access: " + strings.Join(parts, "; ") + "."
+	if c := estimateChange("cost", before.Cost, after.Cost); c != "" {
+		out += " " + c
+	}
+	if c := estimateChange("rows", before.Rows, after.Rows); c != "" {
+		out += " " + c
+	}
+	if before.Cost == nil && after.Cost == nil {
+		out += " The engine reports no cost estimates, so none are compared."
+	}
+	if after.HypotheticalIndex != "" {
+		out += " The after plan assumes the hypothetical index " + quote(after.HypotheticalIndex) + "; nothing was created."
+	}
+	return out
+}
+
+func indexNote(a contracts.RelationAccess) string {
+	if a.Index == "" {
+		return ""
+	}
+	return " (" + quote(a.Index) + ")"
+}
+
+func estimateChange(what string, b, a *float64) string {
+	if b == nil || a == nil {
+		return ""
+	}
+	s := fmt.Sprintf("Estimated %s %s → %s", what, trimFloat(*b), trimFloat(*a))
+	if *b > 0 {
+		s += fmt.Sprintf(" (×%s)", trimFloat(math.Round(*a / *b * 1000)/1000))
+	}
+	return s + "."
+}
+
+func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// callRecommendChange records one change for the user; nothing is run. An
+// index recommendation that cites no plan is recorded, and told that its
+// verdict needs one: the rule judges it, not this tool.
+func (d *drive) callRecommendChange(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	ids, _ := d.citable()
+	a, notes, err := decodeRecommend(raw, ids)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
+			`send {"kind":"index","statement":"CREATE INDEX …","rationale":"…","evidence":[{"source":"artifact","correlationId":"…"}]}`)
+	}
+	produced := d.producedRefs()
+	var unresolved []string
+	for _, ref := range a.Evidence {
+		if !produced(ref) {
+			b, _ := json.Marshal(ref)
+			unresolved = append(unresolved, string(b))
+		}
+	}
+	if len(unresolved) > 0 {
+		_, list := d.citable()
+		return false, d.refuse(ctx, tc, "", refuseUnresolved, "the recommendation cites "+strings.Join(unresolved, ", ")+", which this run did not produce", list)
+	}
+	plans := d.plans()
+	var diagnosed []string
+	for _, ref := range a.Evidence {
+		if _, ok := plans[ref.CorrelationID]; ok && ref.Source == contracts.EvidenceArtifact {
+			diagnosed = append(diagnosed, ref.CorrelationID)
+		}
+	}
+	content := fmt.Sprintf("Recommendation recorded (%s); it is offered to the user and never executed.", a.Kind)
+	if len(notes) > 0 {
+		content += " Read leniently: " + strings.Join(notes, "; ") + "."
+	}
+	if a.Kind == contracts.RecommendIndex && len(diagnosed) == 0 && slices.Contains(d.header.Tools, policy.ToolInspectPlan) {
+		content += " It cites no plan: an index recommendation rests on the inspect_plan result that shows the scan it removes; cite one in a further recommendation."
+	}
+	return false, d.append(ctx, contracts.KindRecommendation, contracts.Recommendation{
+		ToolCall: tc, Kind: a.Kind, Statement: a.Statement, Rationale: a.Rationale, Evidence: a.Evidence, Diagnosed: diagnosed,
+		Content: content + d.status(tc.Turn, false, false),
+	})
+}
+
+// producedRefs returns the check compose_report applies to a citation.
+func (d *drive) producedRefs() func(contracts.EvidenceRef) bool {
+	return verdict.ProducedBy(d.entries).Resolves
+}
+
+// callPresentAnswer records which result is the answer and how to show it.
+// A second answer is refused before the arguments are read: an argument
+// refusal would invite a corrected second call.
+func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
+	if rec := d.record(); rec.Answer != nil {
+		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerAlreadyRecorded,
+			fmt.Sprintf("this run presented its answer already (%s); a run answers once", rec.Answer.CorrelationID),
+			"call compose_report, citing the presented result in at least one claim")
+	}
+	a, err := decodeAnswer(raw)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
+			`send {"artifact":"r3","presentation":{"kind":"table","spec":null}} or a chart {"kind":"chart","spec":{"type":"bar","x":"…","y":["…"],"caption":"…"}}`)
+	}
+	st, ok := d.stepOf(a.Artifact)
+	snapshot := d.snapshotID()
+	switch {
+	case a.Artifact == snapshot && snapshot != "":
+		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerStatementUnknown,
+			"the schema snapshot is a catalog read the server wrote: no statement of yours produced it, so there is nothing to hand over",
+			"present the result of a run_read_query that answers the question")
+	case !ok:
+		_, list := d.citable()
+		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerArtifactUnknown,
+			fmt.Sprintf("%s names no result this run produced", quote(a.Artifact)), list)
+	case st.Tool == policy.ToolInspectSchema:
+		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerStatementUnknown,
+			fmt.Sprintf("%s is a catalog read the server wrote: no statement of yours produced it", a.Artifact),
+			"present the result of a run_read_query that answers the question")
+	case st.Tool != policy.ToolRunReadQuery:
+		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerNotADataRead,
+			fmt.Sprintf("%s is a %s result, not a reading of the data; it may still be cited as evidence", a.Artifact, st.Tool),
+			"present the result of a run_read_query that answers the question")
+	}
+	read, _, _ := decodeRead(string(st.Arguments))
+	if strings.TrimSpace(read.SQL) == "" {
+		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerStatementUnknown,
+			fmt.Sprintf("no statement of this run can be read for %s", a.Artifact), "present a result whose statement the run recorded")
+	}
+	art, err := d.rows(ctx, a.Artifact)
+	if err != nil {
+		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerResultReleased,
+			fmt.Sprintf("the rows of %s are no longer held, so the presentation cannot be checked against them", a.Artifact),
+			"run the statement again and present the new result")
+	}
+	if a.Presentation.Kind == contracts.PresentChart {
+		if code, reason, fix := checkChart(*a.Presentation.Chart, art); code != "" {
+			return false, d.refuse(ctx, tc, "", code, reason, fix)
+		}
+	}
+	ans := contracts.AnswerComposed{ToolCall: tc, CorrelationID: a.Artifact, SQL: read.SQL, Fingerprint: st.Fingerprint,
+		Presentation: a.Presentation, Handover: contracts.HandoverNone}
+	if d.header.AutoExecute {
+		ans.Handover, ans.HandoverWarning = handover.Gate(d.gateEvidence(st))
+	}
+	ref, _ := json.Marshal(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: a.Artifact})
+	shown := "as a table"
+	if c := a.Presentation.Chart; c != nil {
+		shown = fmt.Sprintf("as a %s chart of %s against %s", c.Type, quoteAll(c.Y), quote(c.X))
+	}
+	ans.Content = fmt.Sprintf("Answer recorded: %s %s. A chart is not a claim: call compose_report with at least one claim citing %s.", a.Artifact, shown, ref)
+	switch ans.Handover {
+	case contracts.HandoverAutoExecuted:
+		ans.Content += " The statement is handed to the user's editor and run there."
+	case contracts.HandoverApplied:
+		ans.Content += " The statement is placed in the user's editor, not run: " + ans.HandoverWarning
+	}
+	ans.Content += d.status(tc.Turn, false, false)
+	return false, d.append(ctx, contracts.KindAnswerComposed, ans)
+}
+
+// gateEvidence is what the ledger says about the answer's statement for the
+// auto-execute gate: that the run executed it (joined on the guard's
+// canonical fingerprint), the plan this run read of the same statement (as
+// the database is, not with a hypothetical index), and its measured time.
+func (d *drive) gateEvidence(answer contracts.Step) handover.Evidence {
+	e := handover.Evidence{Engine: d.header.Engine, ElapsedMs: answer.DurationMs}
+	for _, st := range d.record().Steps {
+		if st.Status != contracts.StepCompleted || st.Fingerprint == "" || st.Fingerprint != answer.Fingerprint {
+			continue
+		}
+		switch st.Tool {
+		case policy.ToolRunReadQuery:
+			e.Executed = true
+		case policy.ToolInspectPlan:
+			if st.Plan != nil && st.Plan.HypotheticalIndex == "" {
+				e.Plan = st.Plan
+			}
+		}
+	}
+	return e
+}
+
+// stepOf finds the completed step that produced the result corr.
+func (d *drive) stepOf(corr string) (contracts.Step, bool) {
+	for _, st := range d.record().Steps {
+		if st.Status == contracts.StepCompleted && st.Artifact != nil && st.Artifact.CorrelationID == corr {
+			return st, true
+		}
+	}
+	return contracts.Step{}, false
+}
+
+// snapshotID is the citable id of the run's schema snapshot, if it has one.
+func (d *drive) snapshotID() string {
+	return verdict.ProducedBy(d.entries).Snapshot
+}
+
+// checkChart validates a chart spec against the live rows; each refusal
+// restates the half of the contract it enforces.
+func checkChart(c contracts.ChartSpec, art contracts.Artifact) (code, reason, fix string) {
+	cols := map[string]int{}
+	var names []string
+	for i, col := range art.Columns {
+		cols[col.Name] = i
+		names = append(names, col.Name)
+	}
+	realNames := "The result's columns are:\n" + fence.Wrap("result columns", strings.Join(quoteEach(names), ", "))
+	if !slices.Contains(contracts.ChartTypes, c.Type) {
+		return contracts.RefuseChartShapeMismatch, fmt.Sprintf("%s is not a chart type", quote(c.Type)),
+			"use one of " + strings.Join(contracts.ChartTypes, ", ") + `, or {"kind":"table"}`
+	}
+	if len(c.Y) == 0 {
+		return contracts.RefuseChartShapeMismatch, "the chart names no y column", "name at least one numeric column in y, or present a table"
+	}
+	for _, n := range append([]string{c.X}, c.Y...) {
+		if _, ok := cols[n]; !ok {
+			return contracts.RefuseChartColumnNotInResult, fmt.Sprintf("%s is not a column of this result", quote(n)),
+				realNames + "\nName columns exactly as the result does, or present a table."
+		}
+	}
+	if len(art.Data) < 2 {
+		return contracts.RefuseChartTooFewRows, fmt.Sprintf("the result has %s; a chart needs at least two", plural(len(art.Data), "row")),
+			`present it as a table: {"kind":"table","spec":null} (a single number or one row is a table answer)`
+	}
+	if c.Type == "pie" && len(c.Y) > 1 {
+		return contracts.RefuseChartShapeMismatch, "a pie shows one y column", "name one y column, or use a bar chart for several"
+	}
+	if c.Type == "scatter" && !numericColumn(art.Data, cols[c.X]) {
+		return contracts.RefuseChartShapeMismatch, fmt.Sprintf("a scatter needs a numeric x, and %s is not", quote(c.X)), "use a bar or line chart for a category axis"
+	}
+	for _, n := range c.Y {
+		if !numericColumn(art.Data, cols[n]) {
+			return contracts.RefuseChartColumnNotNumeric,
+				fmt.Sprintf("%s does not hold numbers (more than 80%% of its values must)", quote(n)),
+				"chart a numeric column, or present a table: a result with no numeric column is a table answer"
+		}
+	}
+	return "", "", ""
+}
+
+// numericColumn: more than 80 % of the column's non-null values read as
+// numbers (a number, or text that parses as one). An all-null column is not
+// numeric.
+func numericColumn(rows [][]any, col int) bool {
+	present, numeric := 0, 0
+	for _, r := range rows {
+		if col >= len(r) || r[col] == nil {
+			continue
+		}
+		present++
+		switch v := r[col].(type) {
+		case float64, json.Number, int, int64:
+			numeric++
+		case string:
+			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				numeric++
+			}
+		}
+	}
+	return present > 0 && numeric*5 > present*4
+}
+
+func quoteEach(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = quote(n)
+	}
+	return out
+}
+
+func quoteAll(names []string) string { return strings.Join(quoteEach(names), ", ") }
+
+// Decoders of the specialist tools' arguments: the declared shape, and the
+// few lenient readings the read tools also allow.
+
+var profileFields = []field{{name: "table", aliases: []string{"table_name", "tableName", "name"}, required: true},
+	{name: "depth"}, {name: "fromColumn", aliases: []string{"from_column", "column"}}}
+
+func decodeProfile(raw string) (profileArgs, []string, error) {
+	m, err := object(raw)
+	if err != nil {
+		return profileArgs{}, nil, err
+	}
+	out := map[string]string{}
+	notes, err := fields(policy.ToolProfileTable, m, profileFields, out)
+	if err != nil {
+		return profileArgs{}, notes, err
+	}
+	a := profileArgs{Table: out["table"], Depth: out["depth"], FromColumn: out["fromColumn"]}
+	if a.Depth != "" && !slices.Contains(contracts.ProfileDepths, contracts.ProfileDepth(a.Depth)) {
+		return a, notes, &argError{msg: fmt.Sprintf("profile_table's depth %s is none of basic, distribution, pattern", quote(a.Depth))}
+	}
+	return a, notes, nil
+}
+
+var operationsFields = []field{{name: "kind", aliases: []string{"reading"}, required: true}, {name: "schema", aliases: []string{"schema_name"}}}
+
+func decodeOperations(raw string) (operationsArgs, []string, error) {
+	m, err := object(raw)
+	if err != nil {
+		return operationsArgs{}, nil, err
+	}
+	var a operationsArgs
+	if v, ok := m["limit"]; ok {
+		delete(m, "limit")
+		v = bytes.TrimSpace(v)
+		if string(v) != "null" {
+			var n json.Number
+			if err := json.Unmarshal(bytes.Trim(v, `"`), &n); err != nil {
+				return a, nil, &argError{msg: "inspect_operations's limit must be a whole number"}
+			}
+			l, err := n.Int64()
+			if err != nil || l < 1 || l > contracts.MaxOperationsRows {
+				return a, nil, &argError{msg: fmt.Sprintf("inspect_operations's limit must be a whole number from 1 to %d", contracts.MaxOperationsRows)}
+			}
+			a.Limit = int(l)
+		}
+	}
+	out := map[string]string{}
+	notes, err := fields(policy.ToolInspectOperations, m, operationsFields, out)
+	if err != nil {
+		return a, notes, err
+	}
+	a.Kind, a.Schema = out["kind"], out["schema"]
+	if !slices.Contains(contracts.OperationsKinds, contracts.OperationsKind(a.Kind)) {
+		return a, notes, &argError{msg: fmt.Sprintf("inspect_operations has no kind %s; the kinds are %s", quote(a.Kind), kindList())}
+	}
+	return a, notes, nil
+}
+
+var planFields = append(append([]field{}, readFields...), field{name: "hypotheticalIndex", aliases: []string{"hypothetical_index", "index"}})
+
+// decodePlan reads inspect_plan's arguments.
+func decodePlan(raw string) (planArgs, []string, error) {
+	m, err := object(raw)
+	if err != nil {
+		return planArgs{}, nil, err
+	}
+	out := map[string]string{}
+	notes, err := fields(policy.ToolInspectPlan, m, planFields, out)
+	return planArgs{SQL: out["sql"], Reason: out["reason"], Hypothetical: out["hypotheticalIndex"]}, notes, err
+}
+
+// idField reads one id argument: a string, or a reference object the model
+// copied whole ({"source":"artifact","correlationId":"r2"}).
+func idField(tool, name string, v json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(v, &s) == nil && strings.TrimSpace(s) != "" {
+		return strings.TrimSpace(s), nil
+	}
+	var ref struct {
+		CorrelationID string `json:"correlationId"`
+	}
+	if json.Unmarshal(v, &ref) == nil && ref.CorrelationID != "" {
+		return ref.CorrelationID, nil
+	}
+	return "", &argError{msg: fmt.Sprintf("%s's %q must be a result id such as \"r2\"", tool, name)}
+}
+
+func decodeCompare(raw string) (compareArgs, error) {
+	m, err := object(raw)
+	if err != nil {
+		return compareArgs{}, err
+	}
+	var a compareArgs
+	for k, v := range m {
+		switch k {
+		case "before":
+			a.Before, err = idField(policy.ToolComparePlans, k, v)
+		case "after":
+			a.After, err = idField(policy.ToolComparePlans, k, v)
+		default:
+			err = &argError{msg: fmt.Sprintf("compare_plans has no parameter %q; its parameters are: before, after", k)}
+		}
+		if err != nil {
+			return a, err
+		}
+	}
+	if a.Before == "" || a.After == "" {
+		return a, &argError{msg: "compare_plans needs \"before\" and \"after\""}
+	}
+	return a, nil
+}
+
+func decodeRecommend(raw string, ids []string) (recommendArgs, []string, error) {
+	m, err := object(raw)
+	if err != nil {
+		return recommendArgs{}, nil, err
+	}
+	var a recommendArgs
+	var notes []string
+	if ev, ok := m["evidence"]; ok {
+		delete(m, "evidence")
+		if string(bytes.TrimSpace(ev)) != "null" {
+			a.Evidence, notes, err = evidence(1, ev, ids)
+			if err != nil {
+				return a, notes, &argError{msg: strings.Replace(err.Error(), "claim 1's ", "recommend_change's ", 1)}
+			}
+		}
+	}
+	out := map[string]string{}
+	n, err := fields(policy.ToolRecommendChange, m, []field{{name: "kind", required: true}, {name: "statement", aliases: []string{"sql"}, required: true},
+		{name: "rationale", aliases: []string{"reason"}, required: true}}, out)
+	notes = append(notes, n...)
+	if err != nil {
+		return a, notes, err
+	}
+	a.Kind, a.Statement, a.Rationale = out["kind"], out["statement"], out["rationale"]
+	if a.Kind != contracts.RecommendIndex && a.Kind != contracts.RecommendRewrite {
+		return a, notes, &argError{msg: fmt.Sprintf("recommend_change's kind %s is neither index nor rewrite; other actions belong in the report's claims", quote(a.Kind))}
+	}
+	if len(a.Evidence) == 0 {
+		return a, notes, &argError{msg: "recommend_change needs evidence: at least one result of this run it rests on"}
+	}
+	return a, notes, nil
+}
+
+func decodeAnswer(raw string) (answerArgs, error) {
+	m, err := object(raw)
+	if err != nil {
+		return answerArgs{}, err
+	}
+	var a answerArgs
+	for k, v := range m {
+		switch k {
+		case "artifact", "correlationId", "artifactId", "id":
+			a.Artifact, err = idField(policy.ToolPresentAnswer, "artifact", v)
+		case "presentation":
+			a.Presentation, err = decodePresentation(v)
+		default:
+			err = &argError{msg: fmt.Sprintf("present_answer has no parameter %q; its parameters are: artifact, presentation", k)}
+		}
+		if err != nil {
+			return a, err
+		}
+	}
+	if a.Artifact == "" || a.Presentation.Kind == "" {
+		return a, &argError{msg: "present_answer needs \"artifact\" and \"presentation\""}
+	}
+	return a, nil
+}
+
+// decodePresentation reads {"kind":"table"} or {"kind":"chart","spec":{…}};
+// a bare "table" is read as the table presentation, and a y given as one
+// name as a list of it.
+func decodePresentation(v json.RawMessage) (contracts.Presentation, error) {
+	var p contracts.Presentation
+	var s string
+	if json.Unmarshal(v, &s) == nil && s == contracts.PresentTable {
+		return contracts.Presentation{Kind: contracts.PresentTable}, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(v, &m) != nil || m == nil {
+		return p, &argError{msg: `present_answer's presentation must be {"kind":"table"} or {"kind":"chart","spec":{…}}`}
+	}
+	for k, f := range m {
+		switch k {
+		case "kind":
+			if json.Unmarshal(f, &p.Kind) != nil {
+				return p, &argError{msg: "the presentation's kind must be \"table\" or \"chart\""}
+			}
+		case "spec":
+			if string(bytes.TrimSpace(f)) == "null" {
+				continue
+			}
+			c, err := decodeChart(f)
+			if err != nil {
+				return p, err
+			}
+			p.Chart = &c
+		default:
+			return p, &argError{msg: fmt.Sprintf("the presentation has no field %q; it is {\"kind\",\"spec\"}", k)}
+		}
+	}
+	switch {
+	case p.Kind == contracts.PresentTable:
+		p.Chart = nil // a table needs no spec; one sent beside it is not recorded
+	case p.Kind == contracts.PresentChart && p.Chart == nil:
+		return p, &argError{msg: "a chart presentation needs its spec: {\"type\",\"x\",\"y\",\"caption\"}"}
+	case p.Kind != contracts.PresentChart:
+		return p, &argError{msg: fmt.Sprintf("the presentation's kind %s is neither table nor chart", quote(p.Kind))}
+	}
+	return p, nil
+}
+
+func decodeChart(v json.RawMessage) (contracts.ChartSpec, error) {
+	var c contracts.ChartSpec
+	var m map[string]json.RawMessage
+	if json.Unmarshal(v, &m) != nil || m == nil {
+		return c, &argError{msg: "the chart spec must be an object {\"type\",\"x\",\"y\",\"caption\"}"}
+	}
+	for k, f := range m {
+		var err error
+		switch k {
+		case "type":
+			err = json.Unmarshal(f, &c.Type)
+		case "x":
+			err = json.Unmarshal(f, &c.X)
+		case "caption":
+			err = json.Unmarshal(f, &c.Caption)
+		case "y":
+			var one string
+			if json.Unmarshal(f, &one) == nil {
+				c.Y = []string{one}
+			} else {
+				err = json.Unmarshal(f, &c.Y)
+			}
+		case "series":
+			return c, &argError{msg: "the chart spec has no series: several series are several y columns"}
+		default:
+			return c, &argError{msg: fmt.Sprintf("the chart spec has no field %q; it is {\"type\",\"x\",\"y\",\"caption\"} (no colours, titles or aggregations)", k)}
+		}
+		if err != nil {
+			return c, &argError{msg: fmt.Sprintf("the chart spec's %q has the wrong type", k)}
+		}
+	}
+	if c.Type == "" || c.X == "" {
+		return c, &argError{msg: "the chart spec needs a type and an x column"}
+	}
+	return c, nil
+}
