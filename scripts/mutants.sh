@@ -144,6 +144,12 @@ m sqlite-plan-runs ./services/executor/internal/sqlite/ 'TestPlanNeverRuns' - \
 	services/executor/internal/sqlite/plan.go 'const explainPrefix = "EXPLAIN QUERY PLAN "' 'const explainPrefix = ""'
 m duckdb-plan-analyzes ./services/executor/internal/duckdb/ 'TestPlanDoesNotExecute' - \
 	services/executor/internal/duckdb/plan.go 'const explainPrefix = "EXPLAIN (FORMAT JSON)\n"' 'const explainPrefix = "EXPLAIN ANALYZE "'
+# Issue 11: a hypothetical index (hypopg) outlives no call, and its table is
+# held to the readable patterns.
+m hypothetical-index-not-reset ./services/executor/internal/postgres/ 'TestPlanHypotheticalIndex' pg \
+	services/executor/internal/postgres/hypothetical.go 'return control(ctx, pc, "SELECT "+ns+".hypopg_reset()")' 'return nil'
+m hypothetical-index-table-unguarded ./services/executor/internal/postgres/ 'TestPlanHypotheticalHostile' pg \
+	services/executor/internal/postgres/hypothetical.go 'ref = guard.Apply(ix.Probe, p)' 'ref = guard.Apply(ix.Probe, guard.Policy{})'
 
 # Issue 9: what the inventory names, what a planning run is given, which
 # capture a run may reuse.

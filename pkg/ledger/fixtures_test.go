@@ -93,7 +93,7 @@ var recordings = map[int]map[string]folded{
 			// recommendation and an answer are calls the model made that
 			// reached none, each a step of its own too. A profile is a
 			// record beside its (here absent) step.
-			Spent: &contracts.BudgetSpent{Turns: 1, Statements: 1, DBTimeMs: 7},
+			Spent: &contracts.BudgetSpent{Turns: 5, Statements: 1, DBTimeMs: 7}, // the recorded calls are turns too
 			Usage: &contracts.Usage{InputTokens: 50, OutputTokens: 5},
 			Steps: []step{{"explain_query", contracts.StepCompleted, ""}, {"compare_plans", contracts.StepCompleted, ""},
 				{"recommend", contracts.StepCompleted, ""}, {"compose_answer", contracts.StepCompleted, ""}},

@@ -113,14 +113,17 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			r.Report = p.Claims
 			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.PlanComparison:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
 			r.Comparisons = append(r.Comparisons, *p)
 			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.Recommendation:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
 			r.Recommendations = append(r.Recommendations, *p)
 			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.TableProfiled:
 			r.Profiles = append(r.Profiles, *p) // its step is the profile's own
 		case *contracts.AnswerComposed:
+			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
 			r.Answer = p
 			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.ClosingStatement:
@@ -198,6 +201,12 @@ func usageOf(v any) (int, *contracts.Usage) {
 	case *contracts.ReportComposed:
 		return p.Turn, p.Usage
 	case *contracts.ClosingStatement:
+		return p.Turn, p.Usage
+	case *contracts.PlanComparison:
+		return p.Turn, p.Usage
+	case *contracts.Recommendation:
+		return p.Turn, p.Usage
+	case *contracts.AnswerComposed:
 		return p.Turn, p.Usage
 	}
 	return 0, nil

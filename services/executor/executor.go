@@ -97,7 +97,7 @@ func OperationMemory(budget int64) int64 {
 }
 
 // Ops lists the operations this executor serves.
-var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema, contracts.OpInventory, contracts.OpCheck, contracts.OpExplain}
+var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema, contracts.OpInventory, contracts.OpCheck, contracts.OpExplain, contracts.OpProfile, contracts.OpOperations}
 
 // ArtifactStore keeps full results; *artifacts.Store is the NATS one.
 type ArtifactStore interface {
@@ -461,7 +461,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	}
 	prof, ok := profiles[req.Profile]
 	switch {
-	case req.Profile == contracts.ProfileAgentOperations:
+	case req.Profile == contracts.ProfileAgentOperations && op != contracts.OpOperations:
 		return refused(refuse.New(refuse.Unsupported,
 			"the agent-operations profile runs curated readings, not statements", "run the read under agent-read-only"))
 	case req.Profile == "":
@@ -503,6 +503,10 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	switch op {
 	case contracts.OpSchema, contracts.OpInventory:
 		return s.catalogOp(ctx, op, eng, req, ereq)
+	case contracts.OpOperations:
+		return s.operationsOp(ctx, eng, req, ereq)
+	case contracts.OpProfile:
+		return s.profileOp(ctx, eng, req, ereq)
 	case contracts.OpExplain:
 		p, ok := eng.(engine.Planner)
 		if !ok {
@@ -510,7 +514,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 				fmt.Sprintf("the %s executor cannot read query plans yet", s.engine), "read the data with run_read_query instead"))
 		}
 		var sum contracts.PlanSummary
-		res, sum, err = p.Plan(ctx, ereq)
+		res, sum, err = explain(ctx, s.engine, eng, p, ereq, req.HypotheticalIndex)
 		plan = &sum
 	default:
 		res, err = eng.Read(ctx, ereq)

@@ -28,8 +28,8 @@ type profile struct {
 	timeout, maxTimeout time.Duration
 }
 
-// The profiles a statement may run under. agent-operations runs curated
-// readings, never a statement, so it has none.
+// The profiles a statement may run under; agent-operations runs curated
+// readings only (OpOperations), never a statement.
 var profiles = map[contracts.Profile]profile{
 	// A run's reads: bounded results, refused rather than truncated so the
 	// model never reasons over a silently partial result.
@@ -45,6 +45,12 @@ var profiles = map[contracts.Profile]profile{
 	// docs/executor-sqlite.md states these figures (TestHandoverProfile).
 	contracts.ProfileAgentHandover: {
 		rows: 500, maxRows: 500, bytes: 64 << 20, maxBytes: 64 << 20,
+	},
+	// An operations run's curated readings (OpOperations only): a reading
+	// is refused rather than cut short (reading_over_budget).
+	contracts.ProfileAgentOperations: {
+		rows: contracts.MaxOperationsRows, maxRows: contracts.MaxOperationsRows, bytes: 256 << 10, maxBytes: 256 << 10,
+		timeout: 10 * time.Second, maxTimeout: 10 * time.Second,
 	},
 	// Direct reads from the CLI, MCP and HTTP: truncated with truncatedBy.
 	contracts.ProfileInspect: {

@@ -65,6 +65,9 @@ func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p
 	var b strings.Builder
 	fmt.Fprintf(&b, "Estimating plan on connection %s (the statement was not run). Cite it as %s.\n", connID, evidence(sum.CorrelationID))
 	var body strings.Builder
+	if p.HypotheticalIndex != "" {
+		fmt.Fprintf(&body, "Planned as if this index existed (hypothetical: nothing was created): %s\n", rowset.Text(p.HypotheticalIndex))
+	}
 	body.WriteString("Summary:\n")
 	for _, a := range p.Access {
 		fmt.Fprintf(&body, "- %s: %s", rowset.Text(a.Relation), a.Access)

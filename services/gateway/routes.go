@@ -27,6 +27,7 @@ func (g *Gateway) routes() http.Handler {
 	e.DELETE(api.PathRuns+"/:id", g.cancelRun, auth)
 	e.GET(api.PathRuns+"/:id/stream", g.streamRun, auth)
 	e.GET(api.PathRuns+"/:id/artifacts/:cid", g.getArtifact, auth)
+	e.POST(api.PathRuns+"/:id/handover", g.handover, auth)
 	e.GET(api.PathConnections, g.listConnections, auth)
 	e.POST(api.PathQuery, g.query, auth)
 	return e

@@ -250,6 +250,12 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 			settle(p.ToolCall, p.Content)
 		case *contracts.ReportComposed:
 			settle(p.ToolCall, "Report recorded.")
+		case *contracts.PlanComparison:
+			settle(p.ToolCall, p.Content)
+		case *contracts.Recommendation:
+			settle(p.ToolCall, p.Content)
+		case *contracts.AnswerComposed:
+			settle(p.ToolCall, p.Content)
 		case *contracts.ClosingStatement:
 			if _, seen := turns[p.Turn]; !seen {
 				order = append(order, p.Turn)

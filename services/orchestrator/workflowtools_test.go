@@ -383,3 +383,33 @@ func TestWorkflowRulesNameOnlyOfferedTools(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedToolsAreShownTheirResult: a call that reaches no database and
+// records what it was told (a comparison, a recommendation, an answer) is
+// answered in the rebuilt transcript with exactly what the model read, and
+// a profile's record beside its step adds no second answer to the call.
+func TestRecordedToolsAreShownTheirResult(t *testing.T) {
+	b, _ := policy.Budget(contracts.WorkflowDataAnalysis)
+	at := func(turn int, tool string) contracts.ToolCall {
+		return contracts.ToolCall{Turn: turn, CallID: fmt.Sprint("c", turn), Tool: tool, Arguments: json.RawMessage(`{}`)}
+	}
+	entries := []contracts.Entry{
+		mustEntry(t, contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowDataAnalysis,
+			Objective: "o", Budget: b, Tools: policy.Tools(contracts.ModeAgent, contracts.WorkflowDataAnalysis)}),
+		mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: at(1, policy.ToolProfileTable), StepID: "s1", CorrelationID: "r1"}),
+		mustEntry(t, contracts.KindToolCompleted, contracts.ToolCompleted{ToolCall: at(1, policy.ToolProfileTable), StepID: "s1", Outcome: contracts.OutcomeOK, Content: "profiled"}),
+		mustEntry(t, contracts.KindTableProfiled, contracts.TableProfiled{ToolCall: at(1, policy.ToolProfileTable), StepID: "s1", CorrelationID: "r1"}),
+		mustEntry(t, contracts.KindPlanComparison, contracts.PlanComparison{ToolCall: at(2, policy.ToolComparePlans), Content: "compared"}),
+		mustEntry(t, contracts.KindRecommendation, contracts.Recommendation{ToolCall: at(3, policy.ToolRecommendChange), Content: "recommended"}),
+		mustEntry(t, contracts.KindAnswerComposed, contracts.AnswerComposed{ToolCall: at(4, policy.ToolPresentAnswer), Content: "answered"}),
+	}
+	var got []string
+	for _, m := range transcript(entries, "") {
+		if m.Role == contracts.RoleTool {
+			got = append(got, m.Content)
+		}
+	}
+	if strings.Join(got, ",") != "profiled,compared,recommended,answered" {
+		t.Fatalf("tool results %q", got)
+	}
+}

@@ -36,6 +36,9 @@ type Request struct {
 	// Failed are fingerprints of statements that already failed at the
 	// database in the caller's run.
 	Failed []string
+	// HypotheticalIndex is the CREATE INDEX statement a HypotheticalPlanner
+	// plans SQL as if it had run; attacker text, like SQL.
+	HypotheticalIndex string
 }
 
 // Repeated refuses a statement whose fingerprint already failed in the run:
@@ -111,6 +114,21 @@ type Definer interface {
 // relation is read and what the engine estimates. Errors as for Read.
 type Planner interface {
 	Plan(ctx context.Context, req Request) (Result, contracts.PlanSummary, error)
+}
+
+// HypotheticalPlanner is implemented by engines that can plan a statement
+// as if an index existed without creating anything (PostgreSQL with the
+// hypopg extension). PlanHypothetical reads req.HypotheticalIndex with the
+// engine's parser and refuses anything but one CREATE INDEX on plain
+// columns of a readable table, then plans req.SQL exactly as Plan does with
+// that index visible to the planner only, inside the same read-only
+// envelope; nothing outlives the call. The summary's HypotheticalIndex is
+// the index as the engine was given it. An engine that can do this only
+// when the database has what it needs refuses with
+// contracts.RefuseHypotheticalUnavailable when it has not. Errors as for
+// Read.
+type HypotheticalPlanner interface {
+	PlanHypothetical(ctx context.Context, req Request) (Result, contracts.PlanSummary, error)
 }
 
 // Catalog is what one Cataloger call read and what it cost.

@@ -54,17 +54,23 @@ func (e *Engine) Plan(ctx context.Context, req engine.Request) (engine.Result, c
 	if err != nil {
 		return res, sum, err
 	}
+	return res, sum, summarizeResult(res, &sum)
+}
+
+// summarizeResult reads the result of an EXPLAIN (FORMAT JSON) into sum;
+// a plan cut by the result's bounds is said to be, and not read.
+func summarizeResult(res engine.Result, sum *contracts.PlanSummary) error {
 	if res.Rows == nil || len(res.Rows.Rows) == 0 || len(res.Rows.Rows[0]) == 0 {
-		return res, sum, &contracts.DBError{Class: contracts.DBOther, Message: "EXPLAIN returned no plan"}
+		return &contracts.DBError{Class: contracts.DBOther, Message: "EXPLAIN returned no plan"}
 	}
 	if res.Rows.Truncated {
 		sum.Note = "the plan was larger than the result may hold: it was cut, and the summary reads nothing of it"
-		return res, sum, nil
+		return nil
 	}
-	if err := summarizePG(res.Rows.Rows[0][0], &sum); err != nil {
-		return res, sum, &contracts.DBError{Class: contracts.DBOther, Message: "the plan could not be read: " + err.Error()}
+	if err := summarizePG(res.Rows.Rows[0][0], sum); err != nil {
+		return &contracts.DBError{Class: contracts.DBOther, Message: "the plan could not be read: " + err.Error()}
 	}
-	return res, sum, nil
+	return nil
 }
 
 // pgNode is the part of an EXPLAIN (FORMAT JSON) node the summary reads.

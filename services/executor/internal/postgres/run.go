@@ -33,6 +33,19 @@ func (e *Engine) run(ctx context.Context, sql string, params []any, req engine.R
 // statement when uses names a user-defined function or operator, or an
 // attribute that would call a function the allowlist refuses (checkUses).
 func (e *Engine) runChecked(ctx context.Context, sql string, params []any, req engine.Request, uses *pgguard.Uses) (res engine.Result, err error) {
+	return e.runPrepared(ctx, sql, params, req, uses, nil)
+}
+
+// prepareFunc runs inside runPrepared's transaction, after the uses check
+// and before the statement. undo, when not nil, runs after the ROLLBACK (an
+// idle session) whatever happened; when it fails the connection is closed,
+// never reused. A *contracts.Refusal from prepare is returned as is.
+type prepareFunc func(ctx context.Context, conn *pgx.Conn) (undo func(ctx context.Context, pc *pgconn.PgConn) error, err error)
+
+// runPrepared is runChecked with prepare run first in the transaction:
+// session state the statement needs that no ROLLBACK or DISCARD ALL would
+// remove (a hypothetical index) is set there and removed by its undo.
+func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req engine.Request, uses *pgguard.Uses, prepare prepareFunc) (res engine.Result, err error) {
 	res.SQL = sql
 	pool := e.pool
 	callerCtx := ctx
@@ -63,10 +76,15 @@ func (e *Engine) runChecked(ctx context.Context, sql string, params []any, req e
 		return res, classify(callerCtx, err)
 	}
 	// Always roll back; an error here leaves the connection unhealthy.
+	var undo func(context.Context, *pgconn.PgConn) error
 	defer func() {
 		rbCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if rbErr := control(rbCtx, pc, "ROLLBACK"); rbErr != nil || pc.TxStatus() != 'I' {
+			healthy = false
+			return
+		}
+		if undo != nil && (pc.IsClosed() || pc.IsBusy() || undo(rbCtx, pc) != nil || pc.TxStatus() != 'I') {
 			healthy = false
 		}
 	}()
@@ -79,6 +97,17 @@ func (e *Engine) runChecked(ctx context.Context, sql string, params []any, req e
 	}
 	if uses != nil {
 		if err := checkUses(ctx, c.Conn(), uses); err != nil {
+			var ref *contracts.Refusal
+			if errors.As(err, &ref) {
+				return res, ref
+			}
+			return res, classify(callerCtx, err)
+		}
+	}
+	if prepare != nil {
+		u, err := prepare(ctx, c.Conn())
+		undo = u
+		if err != nil {
 			var ref *contracts.Refusal
 			if errors.As(err, &ref) {
 				return res, ref

@@ -25,6 +25,7 @@ type askOptions struct {
 	workflow   string
 	mode       string
 	continues  string // --continue: the run whose conversation this one continues
+	autoExec   bool   // --auto-execute: hand the presented answer to the editor
 	jsonOut    bool
 	wait       time.Duration
 }
@@ -33,9 +34,17 @@ func newAskCmd() *cobra.Command {
 	var o askOptions
 	cmd := &cobra.Command{
 		Use:   `ask --connection ID "objective"`,
-		Short: "Start an investigation, show it live, and print its report",
+		Short: "Start a run, show it live, and print its report",
 		Long: `ask starts a run over the gateway's HTTP API, shows each step as it happens
 with the budget spent, and prints the report with its citations.
+
+--workflow chooses what the run is for: investigation (the default),
+query-optimization, database-assessment, operations or data-analysis. ask
+then prints what the workflow recorded: each plan read and plan comparison
+(estimates, never executed), each recommendation (recorded, never executed),
+each table profile, each operational reading (a moment, not a history) and
+the presented answer, a chart as a small text table of its series.
+--auto-execute asks that a data-analysis answer be handed to the editor.
 
 With --mode planning the model runs nothing: it drafts one statement from the
 schema snapshot, and ask prints it with the guard's classification and the
@@ -54,16 +63,32 @@ be reached or dropped the connection (the run may go on).`,
 	f.StringVar(&o.server, "server", "http://127.0.0.1:8080", "gateway base URL")
 	f.StringVar(&o.token, "token", "", "bearer token (needed when the gateway has SONDE_API_TOKENS)")
 	f.StringVar(&o.connection, "connection", "demo", "connection id to investigate")
-	f.StringVar(&o.workflow, "workflow", string(contracts.WorkflowInvestigation), "workflow type")
+	f.StringVar(&o.workflow, "workflow", string(contracts.WorkflowInvestigation), "workflow type: "+workflowList())
 	f.StringVar(&o.mode, "mode", string(contracts.ModeAgent), `"agent" (the model reads the database) or "planning" (it drafts a statement you run)`)
 	f.StringVar(&o.continues, "continue", "", "continue the conversation of this earlier run of yours (its objectives and newest report reach the model)")
+	f.BoolVar(&o.autoExec, "auto-execute", false, "data-analysis: hand the presented answer to the editor when the gate passes (sent as autoExecute)")
 	f.BoolVar(&o.jsonOut, "json", false, "print the final run record as JSON instead of the report")
 	f.DurationVar(&o.wait, "wait", 0, "wait up to this long for the gateway to come up (e.g. 30s)")
 	bindEnv(cmd)
 	return cmd
 }
 
+// workflowList names the workflow types a run may be started with.
+func workflowList() string {
+	names := make([]string, len(contracts.WorkflowTypes))
+	for i, w := range contracts.WorkflowTypes {
+		names[i] = string(w)
+	}
+	return strings.Join(names, ", ")
+}
+
 func ask(ctx context.Context, out io.Writer, o askOptions, objective string) error {
+	if o.workflow == "" {
+		o.workflow = string(contracts.WorkflowInvestigation)
+	}
+	if !contracts.WorkflowType(o.workflow).Valid() {
+		return &exitError{code: ExitError, err: fmt.Errorf("unknown workflow \"%s\": use --workflow with one of %s", oneLine(o.workflow, 60), workflowList())}
+	}
 	c := client.New(o.server, o.token)
 	cfg, err := waitForGateway(ctx, c, o.wait)
 	if err != nil {
@@ -75,6 +100,7 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 	started, err := c.StartRun(ctx, api.StartRunRequest{
 		Mode: contracts.Mode(o.mode), WorkflowType: contracts.WorkflowType(o.workflow),
 		Objective: objective, ConnectionID: o.connection, PreviousRunID: o.continues,
+		AutoExecute: o.autoExec,
 	})
 	if err != nil {
 		return remoteError(o.server, err)
@@ -110,7 +136,7 @@ func follow(ctx context.Context, out io.Writer, c *client.Client, server, runID 
 			return err
 		}
 	} else {
-		printReport(out, rec)
+		printReport(out, rec, runArtifacts(ctx, c, runID))
 	}
 	if rec.GoalVerdict == nil || rec.GoalVerdict.Outcome != contracts.VerdictAnswered {
 		return &exitError{code: ExitUnanswered}
@@ -193,6 +219,9 @@ func (p *progress) entry(e contracts.Entry) {
 		switch {
 		case v.Outcome == contracts.OutcomeOK && v.Artifact != nil:
 			p.printf("    ✓ %s: %d rows, %d columns, %d ms\n", v.Artifact.CorrelationID, v.Artifact.Rows, len(v.Artifact.Columns), v.DurationMs)
+			if v.Plan != nil {
+				p.printf("      plan: %s\n", planLine(v.Plan))
+			}
 		case v.Outcome == contracts.OutcomeError && v.DBError != nil:
 			p.printf("    ✗ database error (%s)\n", v.DBError.Class)
 		default:
@@ -203,6 +232,26 @@ func (p *progress) entry(e contracts.Entry) {
 		p.printf("  ✗ turn %d %s refused (%s): %s\n", v.Turn, v.Tool, v.Code, oneLine(v.Reason, 120))
 	case *contracts.ClosingStatement:
 		p.printf("  … turn %d: %s\n", v.Turn, oneLine(v.Text, 120))
+	case *contracts.PlanComparison:
+		p.printf("  ✓ plans compared: %s → %s (estimates, not executed)\n", clip(v.Before, 80), clip(v.After, 80))
+	case *contracts.Recommendation:
+		p.printf("  ✓ %s recommendation recorded, never executed\n", clip(v.Kind, 20))
+	case *contracts.TableProfiled:
+		line := fmt.Sprintf("  ✓ table profiled: %s (%s)", clip(v.Table, 80), clip(v.Depth, 20))
+		if v.Profile != nil {
+			line += fmt.Sprintf(": %d rows, %d columns, %d findings", v.Profile.Rows, len(v.Profile.Columns), len(v.Profile.Findings))
+		}
+		p.printf("%s\n", line)
+	case *contracts.AnswerComposed:
+		how := "table"
+		if c := v.Presentation.Chart; v.Presentation.Kind == contracts.PresentChart && c != nil {
+			how = clip(c.Type, 20) + " chart"
+		}
+		line := fmt.Sprintf("  ✓ answer presented: %s of %s", how, clip(v.CorrelationID, 80))
+		if v.Handover != "" {
+			line += ", handover " + clip(string(v.Handover), 20)
+		}
+		p.printf("%s\n", line)
 	case *contracts.ReportComposed:
 		p.printf("  ✓ report composed: %d claims\n", len(v.Claims))
 	case *contracts.RunFinished:
@@ -223,13 +272,20 @@ func budgetLine(r contracts.Record) string {
 		time.Duration(r.Spent.DBTimeMs)*time.Millisecond, time.Duration(b.DBTimeMs)*time.Millisecond)
 }
 
-func printReport(out io.Writer, r contracts.Record) {
+// printReport prints what a finished run answered: a planning run's plan,
+// or an agent run's workflow sections (through fetch, which may be nil) and
+// report; then its status and verdict.
+func printReport(out io.Writer, r contracts.Record, fetch artifactSource) {
 	fmt.Fprintln(out)
-	if r.Mode == contracts.ModePlanning {
+	if r.Mode != contracts.ModePlanning {
+		printWorkflow(out, r, fetch)
+	}
+	switch {
+	case r.Mode == contracts.ModePlanning:
 		printPlan(out, r)
-	} else if len(r.Report) == 0 {
+	case len(r.Report) == 0:
 		fmt.Fprintln(out, "No report was composed.")
-	} else {
+	default:
 		fmt.Fprintln(out, "Report")
 		arts := map[string]*contracts.ArtifactSummary{}
 		for _, s := range r.Steps {
@@ -238,7 +294,7 @@ func printReport(out io.Writer, r contracts.Record) {
 			}
 		}
 		for i, c := range r.Report {
-			fmt.Fprintf(out, "%2d. %s\n", i+1, c.Text)
+			fmt.Fprintf(out, "%2d. %s\n", i+1, cleanLines(c.Text))
 			for _, ref := range c.Evidence {
 				switch ref.Source {
 				case contracts.EvidenceArtifact:
@@ -281,10 +337,10 @@ func printPlan(out io.Writer, r contracts.Record) {
 			return
 		}
 		fmt.Fprintln(out, "Plan")
-		fmt.Fprintln(out, strings.TrimSpace(r.Closing))
+		fmt.Fprintln(out, cleanLines(strings.TrimSpace(r.Closing)))
 		return
 	}
-	fmt.Fprintf(out, "Drafted statement (%s, not run)\n\n%s\n\n", p.Dialect, p.SQL)
+	fmt.Fprintf(out, "Drafted statement (%s, not run)\n\n%s\n\n", p.Dialect, cleanLines(p.SQL))
 	if p.ReadOnly {
 		fmt.Fprintln(out, "Guard: read-only; Sonde would run it as written.")
 	} else if p.Refusal != nil {
@@ -318,8 +374,10 @@ func printPlan(out io.Writer, r contracts.Record) {
 	}
 }
 
+// oneLine is s on one line, its control characters escaped (clean), cut
+// after n runes with a marker.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = clean(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"
 	}

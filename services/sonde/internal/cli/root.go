@@ -58,6 +58,7 @@ func mainStatus(args []string) int {
 	root.AddCommand(newServeCmd(), newAskCmd(), newProbeCmd())
 	root.AddCommand(newQueryCmd(), newSQLiteCmd())
 	root.AddCommand(newRunsCmd())
+	root.AddCommand(newHandoverCmd())
 	root.AddCommand(newConnectionsCmd())
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

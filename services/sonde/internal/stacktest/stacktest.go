@@ -47,6 +47,9 @@ type Options struct {
 	// Executor, when set, adjusts the SQLite executor's configuration before
 	// it starts; StartExecutor uses it too.
 	Executor func(*executor.Config)
+	// Connections are further connections: SQLite ones join the demo's
+	// executor; every other engine among them gets an executor of its own.
+	Connections []connections.Connection
 	// Connect, when set, replaces the embedded server: each service gets the
 	// connection Connect returns for its name ("executor-sqlite",
 	// "modelturn", "orchestrator", "gateway"), e.g. to a server of the
@@ -107,11 +110,29 @@ func Start(t testing.TB, o Options) *Stack {
 		Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: s.DBPath, Demo: true}},
 		Logger:      s.Logger,
 	}
+	others := map[contracts.Engine][]connections.Connection{}
+	for _, c := range o.Connections {
+		if c.Engine == contracts.EngineSQLite {
+			s.excfg.Connections = append(s.excfg.Connections, c)
+			continue
+		}
+		others[c.Engine] = append(others[c.Engine], c)
+	}
 	if o.Executor != nil {
 		o.Executor(&s.excfg)
 	}
 	s.ExecutorConn = connect(t, executor.ServiceName(contracts.EngineSQLite))
 	s.Executor = s.StartExecutor(t, s.ExecutorConn)
+	for engine, conns := range others {
+		ex, err := executor.New(executor.Config{Engine: engine, Connections: conns, Logger: s.Logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ex.Start(context.Background(), connect(t, executor.ServiceName(engine))); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ex.Stop() })
+	}
 
 	mcfg := modelturn.Config{Provider: modelturn.ProviderDemo, Logger: s.Logger}
 	var err error

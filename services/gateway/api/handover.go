@@ -1,0 +1,35 @@
+package api
+
+// HandoverPath is the path of POST /api/agent/runs/{id}/handover: the
+// replay of a run's auto-executed answer in the user's editor. The request
+// carries no body; the statement and the connection come from the run's
+// ledger.
+func HandoverPath(runID string) string { return RunPath(runID) + "/handover" }
+
+// HandoverResponse answers POST /api/agent/runs/{id}/handover with 200: the
+// replayed statement's rows, in POST /api/query's shape, and which statement
+// ran where.
+type HandoverResponse struct {
+	QueryResponse
+	RunID        string `json:"runId"`
+	ConnectionID string `json:"connectionId"`
+	// SQL is the statement replayed, as the run's answer-composed event
+	// recorded it.
+	SQL string `json:"sql"`
+}
+
+// Error codes of the handover route.
+const (
+	// CodeHandoverNoBody: the request carried a body; the route takes none,
+	// because the statement comes from the run's ledger only.
+	CodeHandoverNoBody = "HANDOVER_TAKES_NO_BODY"
+	// CodeNoAnswer: the run presented no answer (or has not yet), so there
+	// is nothing to replay.
+	CodeNoAnswer = "NO_ANSWER"
+	// CodeNotAutoExecuted: the run's answer was not auto-executed (the
+	// run was opened without autoExecute, or the gate declined); the message
+	// carries the gate's warning.
+	CodeNotAutoExecuted = "NOT_AUTO_EXECUTED"
+	// CodeConnectionGone: the run's connection is no longer served here.
+	CodeConnectionGone = "CONNECTION_GONE"
+)
