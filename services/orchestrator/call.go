@@ -10,6 +10,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
+	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
 )
 
@@ -210,7 +211,7 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 		// server's own query, never a repair: it stays available.
 		return d.refuse(ctx, tc, "", refuseRepairBudget,
 			fmt.Sprintf("%d statements failed at the database and the run's %d repairs are spent, so no further statement is run", rec.Spent.Repairs, b.MaxRepairs),
-			"call compose_report with what you have (inspect_schema still answers)")
+			"call compose_report with what you have"+stillAnswers(d.header.Tools, " (%s)"))
 	}
 
 	corr := shortID(rec)
@@ -274,7 +275,7 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 		left := b.MaxRepairs - rec.Spent.Repairs // repairs still allowed once this failure is counted
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
-			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left, d.header.Engine) + d.status(tc.Turn, true, false),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left, d.header.Engine, d.header.Tools) + d.status(tc.Turn, true, false),
 		})
 	}
 }
@@ -353,7 +354,7 @@ func okContent(r contracts.ExecReply) string {
 // repairsLeft is how many more statements the run still allows after a
 // failure, this one counted: MaxRepairs after the first failure, one fewer
 // after each further one, and none after the failure that exceeds them.
-func errorContent(e *contracts.DBError, text string, repairsLeft int, engine contracts.Engine) string {
+func errorContent(e *contracts.DBError, text string, repairsLeft int, engine contracts.Engine, tools []string) string {
 	var b strings.Builder
 	switch {
 	case text != "":
@@ -374,9 +375,42 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int, engine con
 	if repairsLeft > 0 {
 		fmt.Fprintf(&b, "\nRepairs left: %d. Fix the statement and try again, or report what you have.", repairsLeft)
 	} else {
-		b.WriteString("\nNo repairs are left: the statements you write (run_read_query, inspect_plan) are refused from now on; inspect_schema still answers. Call compose_report with what you have.")
+		fmt.Fprintf(&b, "\nNo repairs are left: %s refused from now on%s. Call compose_report with what you have.",
+			refusedAfterRepairs(tools), stillAnswers(tools, "; %s"))
 	}
 	return b.String()
+}
+
+// repairBound are the tools that reach the database with something other
+// than a schema read: once the repairs are spent they are refused.
+var repairBound = []string{policy.ToolRunReadQuery, policy.ToolInspectPlan, policy.ToolProfileTable, policy.ToolInspectOperations}
+
+// refusedAfterRepairs names the run's tools that reach the database and
+// are refused once its repairs are spent.
+func refusedAfterRepairs(tools []string) string {
+	var out []string
+	for _, t := range tools {
+		if slices.Contains(repairBound, t) {
+			out = append(out, t)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return "statements are"
+	case 1:
+		return out[0] + " is"
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1] + " are"
+}
+
+// stillAnswers says, in format, that inspect_schema still answers when the
+// run has it (the server writes its query: it is never a repair); "" when
+// the run has no such tool.
+func stillAnswers(tools []string, format string) string {
+	if !slices.Contains(tools, policy.ToolInspectSchema) {
+		return ""
+	}
+	return fmt.Sprintf(format, policy.ToolInspectSchema+" still answers")
 }
 
 // composeReport verifies every citation against this run's own ledger and

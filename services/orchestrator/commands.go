@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sondehq/sonde/contracts"
@@ -247,10 +249,20 @@ func (s *Service) recordHistory(ctx context.Context, actor contracts.Actor, runI
 	}
 }
 
+// quote writes s as a JSON string (control characters escaped, so a name
+// cannot break the line it is quoted in), cut at 80 bytes on a character
+// boundary; <, > and & are kept as written.
 func quote(s string) string {
 	if len(s) > 80 {
-		s = s[:80] + "…"
+		cut := 80
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
-	b, _ := json.Marshal(s)
-	return string(b)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }

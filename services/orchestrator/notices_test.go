@@ -238,11 +238,11 @@ func TestARefusalCostsNoStatementButATooLargeResultDoes(t *testing.T) {
 }
 
 func TestASyntaxErrorRepeatsTheDialect(t *testing.T) {
-	got := errorContent(&contracts.DBError{Class: contracts.DBSyntax, Message: `near "5": syntax error`}, "", 2, contracts.EngineSQLite)
+	got := errorContent(&contracts.DBError{Class: contracts.DBSyntax, Message: `near "5": syntax error`}, "", 2, contracts.EngineSQLite, nil)
 	if !strings.Contains(got, "SQLite syntax: LIMIT n, not TOP") {
 		t.Fatalf("%s", got)
 	}
-	if got := errorContent(&contracts.DBError{Class: contracts.DBMissingObject, Message: "no such table"}, "", 2, contracts.EngineSQLite); strings.Contains(got, "syntax:") {
+	if got := errorContent(&contracts.DBError{Class: contracts.DBMissingObject, Message: "no such table"}, "", 2, contracts.EngineSQLite, nil); strings.Contains(got, "syntax:") {
 		t.Fatalf("a missing table is not a dialect problem: %s", got)
 	}
 }

@@ -413,3 +413,18 @@ func TestRecordedToolsAreShownTheirResult(t *testing.T) {
 		t.Fatalf("tool results %q", got)
 	}
 }
+
+// TestNoRepairsNoticeNamesTheRunsOwnTools: once the repairs are spent, the
+// notice names the tools of this run that are refused, and says
+// inspect_schema still answers only to a run that has it.
+func TestNoRepairsNoticeNamesTheRunsOwnTools(t *testing.T) {
+	e := &contracts.DBError{Class: contracts.DBOther, Message: "boom"}
+	ops := errorContent(e, "", 0, contracts.EnginePostgres, policy.Tools(contracts.ModeAgent, contracts.WorkflowOperations))
+	if !strings.Contains(ops, "No repairs are left: inspect_operations is refused") || strings.Contains(ops, "inspect_schema") {
+		t.Errorf("operations: %q", ops)
+	}
+	inv := errorContent(e, "", 0, contracts.EnginePostgres, policy.Tools(contracts.ModeAgent, contracts.WorkflowDataAnalysis))
+	if !strings.Contains(inv, "run_read_query, inspect_plan and profile_table are refused from now on; inspect_schema still answers") {
+		t.Errorf("data-analysis: %q", inv)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/modeltest"
+	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/sonde/internal/stacktest"
@@ -43,6 +44,9 @@ type wfDataset struct {
 	analysis, x, y string
 	// unchanged reports the database's state, compared before and after.
 	unchanged func(t *testing.T) string
+	// hypothetical: the database can plan with a hypothetical index
+	// (PostgreSQL with hypopg installed).
+	hypothetical bool
 }
 
 func demoDataset(s *stacktest.Stack) wfDataset {
@@ -87,11 +91,11 @@ func chinookFile(t *testing.T, name string) string {
 
 // chinookPostgres loads the shared Chinook script into a database of its
 // own on the test cluster and returns its DSN, or "" when either is absent.
-func chinookPostgres(t *testing.T) string {
+func chinookPostgres(t *testing.T) (dsn string, hypothetical bool) {
 	base := os.Getenv("SONDE_TEST_PG_URL")
 	script, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "shared", "datasets", "chinook", "chinook_postgres.sql"))
 	if base == "" || err != nil {
-		return ""
+		return "", false
 	}
 	_, body, ok := strings.Cut(string(script), "\\c chinook;")
 	if !ok {
@@ -130,7 +134,9 @@ func chinookPostgres(t *testing.T) string {
 	if _, err := conn.Exec(ctx, body); err != nil {
 		t.Fatalf("load Chinook: %v", err)
 	}
-	return strings.Replace(base, "/postgres?", "/"+db+"?", 1)
+	// hypopg, where the cluster has it (scripts/postgres.sh installs it).
+	_, err = conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS hypopg")
+	return strings.Replace(base, "/postgres?", "/"+db+"?", 1), err == nil
 }
 
 // pgDigest digests what a PostgreSQL database holds: per table, its row
@@ -181,7 +187,7 @@ func wfDatasets(t *testing.T) (*stacktest.Stack, []wfDataset, *wfScript) {
 		extra = append(extra, connections.Connection{ID: "chinook-duckdb", Engine: contracts.EngineDuckDB, Path: p})
 		sets = append(sets, chinookSQLite("chinook-duckdb", contracts.EngineDuckDB, p))
 	}
-	if dsn := chinookPostgres(t); dsn != "" {
+	if dsn, hypothetical := chinookPostgres(t); dsn != "" {
 		extra = append(extra, connections.Connection{ID: "chinook-postgres", Engine: contracts.EnginePostgres, DSN: dsn})
 		sets = append(sets, wfDataset{conn: "chinook-postgres", engine: contracts.EnginePostgres,
 			slow:     "SELECT invoice_id, total FROM invoice WHERE billing_country = 'Canada'",
@@ -189,7 +195,7 @@ func wfDatasets(t *testing.T) (*stacktest.Stack, []wfDataset, *wfScript) {
 			index:    "CREATE INDEX invoice_country ON invoice (billing_country)",
 			profile:  "customer",
 			analysis: "SELECT billing_country AS country, SUM(total) AS revenue FROM invoice GROUP BY billing_country ORDER BY revenue DESC LIMIT 10", x: "country", y: "revenue",
-			unchanged: pgDigest(dsn)})
+			unchanged: pgDigest(dsn), hypothetical: hypothetical})
 	}
 	script := &wfScript{plays: map[string]wfPlay{}}
 	s := stacktest.Start(t, stacktest.Options{Script: modeltest.ScriptFunc(script.answer), Connections: extra})
@@ -320,6 +326,34 @@ var wfCases = []wfCase{
 			}
 			if d.engine == contracts.EngineSQLite && rec.Steps[0].Plan != nil && rec.Steps[0].Plan.Access[0].Access != contracts.AccessFullScan {
 				t.Errorf("the slow statement's plan on SQLite reads %+v", rec.Steps[0].Plan.Access)
+			}
+		},
+	},
+	{
+		name: "query-optimization with a hypothetical index", workflow: contracts.WorkflowQueryOptimization, outcome: contracts.VerdictAnswered,
+		play: func(d wfDataset) wfPlay {
+			steps := []func([]string) modeltest.Reply{
+				wfCall("inspect_plan", `{"sql":`+js(d.slow)+`,"reason":null,"hypotheticalIndex":null}`),
+				wfCall("inspect_plan", `{"sql":`+js(d.slow)+`,"reason":"as if the index existed","hypotheticalIndex":`+js(d.index)+`}`),
+			}
+			if d.hypothetical {
+				steps = append(steps, wfCall("compare_plans", `{"before":%q,"after":%q}`, 0, 1))
+			}
+			steps = append(steps,
+				wfCall("recommend_change", `{"kind":"index","statement":`+js(d.index)+`,"rationale":"the plan scans","evidence":[{"source":"artifact","correlationId":%q}]}`, 0),
+				cite("An index on the filtered column removes the scan.", 0))
+			return seq(steps...)
+		},
+		check: func(t *testing.T, d wfDataset, rec contracts.Record, es []contracts.Entry) {
+			if !d.hypothetical {
+				if st := rec.Steps[1]; st.Refusal == nil || st.Refusal.Code != contracts.RefuseHypotheticalUnavailable {
+					t.Errorf("a hypothetical index on %s: %+v", d.engine, st)
+				}
+				return
+			}
+			if len(rec.Comparisons) != 1 || rec.Comparisons[0].AfterPlan == nil || rec.Comparisons[0].AfterPlan.HypotheticalIndex == "" ||
+				!strings.Contains(rec.Comparisons[0].Summary, "hypothetical index") {
+				t.Errorf("comparison with a hypothetical index %+v", rec.Comparisons)
 			}
 		},
 	},
@@ -486,11 +520,16 @@ func TestWorkflowsEndToEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 				es := stacktest.Follow(t, c, started.RunID)
+				wfDumpLedger(t, d.conn, wc.name, es)
 				rec := ledger.Fold(started.RunID, es)
 				v := rec.GoalVerdict
 				if rec.Status != contracts.StatusSucceeded || v == nil || v.Outcome != wc.outcome || !slices.Equal(v.Unmet, append([]string{}, wc.unmet...)) ||
 					v.Rule == "agent-investigation.1" {
 					t.Fatalf("run ended %s (%s), verdict %+v, want %s %v; steps %s", rec.Status, rec.Detail, v, wc.outcome, wc.unmet, stepLine(rec))
+				}
+				// The budget is the workflow's own row, never a caller's.
+				if want, _ := policy.Budget(wc.workflow); rec.Budget != want {
+					t.Errorf("budget %+v, want %+v", rec.Budget, want)
 				}
 				if wc.check != nil {
 					wc.check(t, d, rec, es)
@@ -516,4 +555,35 @@ func stepLine(rec contracts.Record) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// wfDumpLedger writes a run's entries as JSONL into the directory that
+// SONDE_DUMP_LEDGERS names, one file per dataset and case, so the example
+// ledgers in docs/workflows.md can be regenerated. Unset, it does nothing.
+func wfDumpLedger(t *testing.T, conn, name string, es []contracts.Entry) {
+	dir := os.Getenv("SONDE_DUMP_LEDGERS")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("dump ledgers: %v", err)
+	}
+	var b strings.Builder
+	for _, e := range es {
+		line, err := json.Marshal(e)
+		if err != nil {
+			t.Fatalf("dump ledgers: %v", err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	file := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, strings.ToLower(conn+"__"+name)) + ".jsonl"
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(b.String()), 0o644); err != nil {
+		t.Fatalf("dump ledgers: %v", err)
+	}
 }
