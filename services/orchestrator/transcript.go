@@ -110,11 +110,20 @@ func systemPrompt(h *contracts.RunStarted, turns int) string {
 		b.WriteString("Hand-over: the user asked for the answer's statement to be run in their editor too. It is, only when this run executed that exact statement, its plan reads as safe, and it ran within 2 s: " +
 			"call inspect_plan on the statement that IS the answer before you present it.\n")
 	}
+	writesSQL := slices.Contains(h.Tools, policy.ToolRunReadQuery)
+	cut := "aggregate or add LIMIT"
+	if !writesSQL {
+		cut = "narrow it with schema or limit"
+	}
 	fmt.Fprintf(&b, "Limits (enforced): %d model turns, %d statements, %d s for the whole run, %d s of database time, %d s per statement, "+
-		"%d rows and %d KiB per result (a larger result is refused, not cut: aggregate or add LIMIT). Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
-		turns, bud.MaxStatements, bud.DeadlineMs/1000, bud.DBTimeMs/1000, bud.StatementTimeoutMs/1000, bud.MaxRows, bud.MaxBytes>>10)
-	fmt.Fprintf(&b, "Recover: a refusal runs nothing and costs neither a statement nor a repair: follow its fix (only a result refused as too large did run, and counts). "+
-		"After a statement the database fails you may send %d more in all, each a repair; the same failing statement is never run again, so change what it does.\n", bud.MaxRepairs)
+		"%d rows and %d KiB per result (a larger result is refused, not cut: %s). Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
+		turns, bud.MaxStatements, bud.DeadlineMs/1000, bud.DBTimeMs/1000, bud.StatementTimeoutMs/1000, bud.MaxRows, bud.MaxBytes>>10, cut)
+	b.WriteString("Recover: a refusal runs nothing and costs neither a statement nor a repair: follow its fix (only a result refused as too large did run, and counts). ")
+	if writesSQL {
+		fmt.Fprintf(&b, "After a statement the database fails you may send %d more in all, each a repair; the same failing statement is never run again, so change what it does.\n", bud.MaxRepairs)
+	} else {
+		fmt.Fprintf(&b, "After a reading the database fails you may take %d more in all, each a repair.\n", bud.MaxRepairs)
+	}
 	b.WriteString("Answer: the run is answered only by a compose_report call; prose without a tool call is discarded, and two such turns in a row end the run unanswered. ")
 	if h.WorkflowType == contracts.WorkflowOperations {
 		b.WriteString("Cite the readings your claims rest on; the schema snapshot supports claims about structure only.\n")

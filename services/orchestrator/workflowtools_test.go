@@ -428,3 +428,24 @@ func TestNoRepairsNoticeNamesTheRunsOwnTools(t *testing.T) {
 		t.Errorf("data-analysis: %q", inv)
 	}
 }
+
+// TestModelVisibleWorkflowRules keeps each agent workflow's rules and tool
+// specs in a golden file (testdata/visible/rules-<workflow>.golden), so a
+// change to what a specialist run is told shows in review. Run with
+// -update after a reviewed change.
+func TestModelVisibleWorkflowRules(t *testing.T) {
+	for _, w := range contracts.WorkflowTypes {
+		b, _ := policy.Budget(w)
+		h := &contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: w, Engine: contracts.EnginePostgres, Budget: b,
+			Tools: policy.Tools(contracts.ModeAgent, w), AutoExecute: policy.Workflows[w].AutoExecute}
+		var sb strings.Builder
+		sb.WriteString(systemPrompt(h, b.MaxTurns))
+		for _, sp := range specsFor(h.Tools) {
+			var v any
+			_ = json.Unmarshal(sp.Parameters, &v)
+			params, _ := json.MarshalIndent(v, "", "  ")
+			fmt.Fprintf(&sb, "\n## %s\n%s\n%s\n", sp.Name, sp.Description, params)
+		}
+		golden(t, "rules-"+string(w)+".golden", sb.String())
+	}
+}
