@@ -59,6 +59,10 @@ type Record struct {
 	ConnectionID  string       `json:"connectionId"`
 	Actor         Actor        `json:"actor"`
 	PreviousRunID string       `json:"previousRunId,omitempty"`
+	// ConnectionIdentity fingerprints the database the connection reached
+	// when the run started (RunStarted.ConnectionIdentity); empty for a run
+	// recorded before identities existed.
+	ConnectionIdentity string `json:"connectionIdentity,omitempty"`
 	// Thread is the conversation the run belongs to (root run, position,
 	// and whether the previous run's context was declined).
 	Thread *Thread     `json:"thread,omitempty"`

@@ -62,3 +62,10 @@ var GuardRefusalCodes = []string{
 	RefuseQuerySettings, RefuseFunctionDenied, RefuseTableFunction, RefuseTableNotReadable,
 	RefuseLargeTableUnbounded, RefuseUnsupported, RefuseEngineParse, RefuseTooComplex,
 }
+
+// RefusalRan reports whether a refusal came after the database ran the
+// operation (its result was refused for its size): such a step costs its
+// statement, where every other refusal gives it back.
+func RefusalRan(code string) bool {
+	return code == RefuseResultTooLarge || code == RefuseReadingOverBudget
+}

@@ -208,8 +208,8 @@ const (
 	RefuseAnswerNotADataRead = "answer_not_a_data_read"
 	// RefuseAnswerStatementUnknown: no statement of the run produced it.
 	RefuseAnswerStatementUnknown = "answer_statement_unknown"
-	// RefuseAnswerResultReleased: the rows are no longer held, so a chart
-	// cannot be checked against them.
+	// RefuseAnswerResultReleased: the rows are no longer held, so the
+	// presentation (a table or a chart) cannot be checked against them.
 	RefuseAnswerResultReleased = "answer_result_released"
 	// RefuseChartColumnNotInResult: a column the chart names is not one of
 	// the result's.

@@ -40,6 +40,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			}
 			r.Objective = p.Objective
 			r.ConnectionID = p.ConnectionID
+			r.ConnectionIdentity = p.ConnectionIdentity
 			r.Actor = p.Actor
 			r.PreviousRunID = p.PreviousRunID
 			r.Thread = p.Thread
@@ -95,7 +96,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 				// the step settles without having run.
 				delete(open, p.StepID)
 				r.Steps[i].Status, r.Steps[i].Refusal = contracts.StepRefused, refusal
-				if p.Code != contracts.RefuseResultTooLarge && r.Steps[i].CorrelationID != "" {
+				if !contracts.RefusalRan(p.Code) && r.Steps[i].CorrelationID != "" {
 					// Refused before the database ran it (the guard, a
 					// statement that already failed, a saturated or
 					// unavailable executor): the step costs no statement. A

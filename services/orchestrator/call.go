@@ -138,7 +138,7 @@ func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code,
 	}
 	// A step refused after it was invoked reached no database (unless its
 	// result was refused for size): the fold gives its statement back.
-	content += d.status(tc.Turn, false, stepID != "" && code != contracts.RefuseResultTooLarge)
+	content += d.status(tc.Turn, false, stepID != "" && !contracts.RefusalRan(code))
 	return d.append(ctx, contracts.KindToolRefused, contracts.ToolRefused{
 		ToolCall: tc, StepID: stepID, Code: code, Reason: reason, Fix: fix, Content: content,
 	})

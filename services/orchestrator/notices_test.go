@@ -219,11 +219,14 @@ func TestRulesSayTheTrueLimitsAndTheEngine(t *testing.T) {
 // size ran, and counts.
 func TestARefusalCostsNoStatementButATooLargeResultDoes(t *testing.T) {
 	h := newHarness(t, Config{})
-	h.model.script = reads("DELETE FROM t", "SELECT * FROM big")
+	h.model.script = reads("DELETE FROM t", "SELECT * FROM big", "SELECT * FROM bigger")
 	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
 		code := contracts.RefuseNotASelect
-		if n == 1 {
+		switch n {
+		case 1:
 			code = contracts.RefuseResultTooLarge
+		case 2:
+			code = contracts.RefuseReadingOverBudget // an operational reading refused for its size ran too
 		}
 		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: code, Reason: "r", Fix: "f"}}, nil
 	}
@@ -231,9 +234,10 @@ func TestARefusalCostsNoStatementButATooLargeResultDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The capture, then the too-large read; the refused write is given back.
-	if rec.Spent.Statements != 2 {
-		t.Fatalf("statements spent %d, want 2", rec.Spent.Statements)
+	// The capture, then the two results refused for their size; the
+	// refused write is given back.
+	if rec.Spent.Statements != 3 {
+		t.Fatalf("statements spent %d, want 3", rec.Spent.Statements)
 	}
 }
 

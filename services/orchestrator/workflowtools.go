@@ -371,7 +371,7 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 	case contracts.HandoverAutoExecuted:
 		ans.Content += " The statement is handed to the user's editor and run there."
 	case contracts.HandoverApplied:
-		ans.Content += " The statement is placed in the user's editor, not run: " + ans.HandoverWarning
+		ans.Content += " " + ans.HandoverWarning
 	}
 	ans.Content += d.status(tc.Turn, false, false)
 	return false, d.append(ctx, contracts.KindAnswerComposed, ans)
