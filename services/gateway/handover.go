@@ -29,8 +29,10 @@ const handoverTimeoutMs = math.MaxInt32
 // statement timeout) on the run's own connection. Nothing the caller sends
 // reaches the database: the request has no body, the statement comes from
 // the run's answer-composed event and the connection from its run-started
-// header. The route honours the gate the run applied rather than deciding
-// again: only an answer recorded as auto-executed is replayed. It writes no
+// header, and only while that connection still reaches the database the
+// header recorded (sameDatabase). The route honours the gate the run
+// applied rather than deciding again: only an answer recorded as
+// auto-executed is replayed. It writes no
 // ledger event (the run may have finished, and its ledger records what the
 // run did); the replay is logged.
 func (g *Gateway) handover(c echo.Context) error {
@@ -70,6 +72,9 @@ func (g *Gateway) handover(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := sameDatabase(rec, d); err != nil {
+		return err
+	}
 	ereq := contracts.ExecRequest{StepID: newHandoverID(), ConnectionID: d.ID, Profile: contracts.ProfileAgentHandover,
 		SQL: ans.SQL, TimeoutMs: handoverTimeoutMs}
 	log := g.log.With("run", runID, "actor", a.ID, "connection", d.ID, "step", ereq.StepID)
@@ -88,6 +93,33 @@ func (g *Gateway) handover(c echo.Context) error {
 	}
 	log.Info("handover replayed", "rows", res.RowCount, "db_ms", reply.DurationMs, "fingerprint", reply.Fingerprint)
 	return c.JSON(http.StatusOK, api.HandoverResponse{QueryResponse: res, RunID: runID, ConnectionID: d.ID, SQL: ans.SQL})
+}
+
+// sameDatabase refuses a replay that cannot be shown to reach the database
+// the run read: the run's connection id may have been repointed since (the
+// operator edited the executor's configuration), and the gate's evidence —
+// the run's own read, its plan, its time — is about the database the run
+// recorded. It fails closed: a run recorded before identities existed, or a
+// descriptor without one, is refused too.
+func sameDatabase(rec contracts.Record, d contracts.ConnectionDescriptor) error {
+	switch {
+	case rec.ConnectionIdentity == "" || d.Identity == "":
+		return fail(http.StatusConflict, api.CodeConnectionUnverified,
+			fmt.Sprintf("run %s cannot be shown to replay on the database it read: %s", rec.RunID, unverified(rec, d)),
+			"run the answer's statement yourself (POST "+api.PathQuery+") if it still applies")
+	case rec.ConnectionIdentity != d.Identity:
+		return fail(http.StatusConflict, api.CodeConnectionChanged,
+			fmt.Sprintf("connection %q reaches another database than when run %s read it (its host, port, database, role or file changed), so the answer's statement is not replayed there", d.ID, rec.RunID),
+			"ask again on the connection as it is now, or run the statement yourself (POST "+api.PathQuery+")")
+	}
+	return nil
+}
+
+func unverified(rec contracts.Record, d contracts.ConnectionDescriptor) string {
+	if rec.ConnectionIdentity == "" {
+		return "the run recorded no identity of its connection's database (it was recorded before identities were)"
+	}
+	return fmt.Sprintf("the executor serving connection %q publishes no identity of its database", d.ID)
 }
 
 // notAutoExecuted says why an answer is not replayed, in the gate's words

@@ -12,13 +12,21 @@ import (
 )
 
 // answeredRun writes a finished data-analysis run opened by a that read sql
-// and presented answer (nil: it presented none).
+// and presented answer (nil: it presented none), on connection shop as
+// readyEnv publishes it (identity id-shop).
 func (e *env) answeredRun(runID string, a contracts.Actor, sql string, answer *contracts.AnswerComposed) {
+	e.t.Helper()
+	e.answeredRunOn(runID, "id-shop", a, sql, answer)
+}
+
+// answeredRunOn is answeredRun with the connection identity the run's
+// header records ("": a run recorded before identities existed).
+func (e *env) answeredRunOn(runID, identity string, a contracts.Actor, sql string, answer *contracts.AnswerComposed) {
 	e.t.Helper()
 	w := e.led.Writer(runID, 0, nil)
 	e.append(w, contracts.KindRunStarted, contracts.RunStarted{
 		Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowDataAnalysis, AutoExecute: true,
-		Objective: "revenue by country", ConnectionID: "shop", Engine: contracts.EngineSQLite, Actor: a,
+		Objective: "revenue by country", ConnectionID: "shop", ConnectionIdentity: identity, Engine: contracts.EngineSQLite, Actor: a,
 		Tools: []string{"run_read_query", "inspect_plan", "present_answer"},
 	})
 	e.append(w, contracts.KindDriverResolved, contracts.DriverResolved{Provider: "demo", Model: "replay", Demo: true, Drive: 1})
@@ -56,6 +64,10 @@ func TestHandoverRefusals(t *testing.T) {
 	e.answeredRun("r-unanswered", alice, handoverSQL, nil)
 	e.answeredRun("r-nosql", alice, handoverSQL, &contracts.AnswerComposed{Handover: contracts.HandoverAutoExecuted})
 	e.finishedRun("r-investigation", alice)
+	// The connection id shop reached id-shop when these runs read it; one
+	// run read it when it reached another database, one before identities.
+	e.answeredRunOn("r-repointed", "id-old-shop", alice, handoverSQL, &contracts.AnswerComposed{SQL: handoverSQL, Handover: contracts.HandoverAutoExecuted})
+	e.answeredRunOn("r-no-identity", "", alice, handoverSQL, &contracts.AnswerComposed{SQL: handoverSQL, Handover: contracts.HandoverAutoExecuted})
 
 	cases := []struct {
 		name, run, token, body string
@@ -77,6 +89,8 @@ func TestHandoverRefusals(t *testing.T) {
 		{"a body", "r-auto", tokAlice, `{"sql":"DELETE FROM orders"}`, http.StatusBadRequest, api.CodeHandoverNoBody, "takes none"},
 		{"an empty object", "r-auto", tokAlice, `{}`, http.StatusBadRequest, api.CodeHandoverNoBody, "takes none"},
 		{"a body on another's run", "r-auto", tokBob, `{}`, http.StatusBadRequest, api.CodeHandoverNoBody, "takes none"},
+		{"connection repointed since the run", "r-repointed", tokAlice, "", http.StatusConflict, api.CodeConnectionChanged, "another database"},
+		{"run recorded before identities", "r-no-identity", tokAlice, "", http.StatusConflict, api.CodeConnectionUnverified, "recorded no identity"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,5 +163,54 @@ func TestHandoverRequest(t *testing.T) {
 	}
 	if last := entries[len(entries)-1]; last.Kind != contracts.KindRunFinished {
 		t.Fatalf("the ledger gained %s", last.Kind)
+	}
+}
+
+// TestHandoverConnectionIdentity: the replay goes to the executor only when
+// the connection still reaches the database the run read; an executor that
+// publishes no identity cannot show it, and the route refuses before it
+// asks. Repointing the connection back makes the same run replayable.
+func TestHandoverConnectionIdentity(t *testing.T) {
+	e := readyEnv(t)
+	asked := make(chan contracts.ExecRequest, 4)
+	e.respond(contracts.ExecSubject(contracts.EngineSQLite, contracts.OpRead), func(data []byte) any {
+		var req contracts.ExecRequest
+		_ = json.Unmarshal(data, &req)
+		asked <- req
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: "probe", Reason: "reached the executor", Fix: "x"}}
+	})
+	e.answeredRun("r-auto", alice, handoverSQL, &contracts.AnswerComposed{SQL: handoverSQL, Handover: contracts.HandoverAutoExecuted})
+	if rec, err := e.client(tokAlice).Run(e.ctx, "r-auto"); err != nil || rec.ConnectionIdentity != "id-shop" {
+		t.Fatalf("the record's connection identity: %q %v", rec.ConnectionIdentity, err)
+	}
+	for _, c := range []struct {
+		name     string
+		identity string
+		status   int
+		code     string
+		asked    bool
+	}{
+		{"repointed to another database", "id-staging", http.StatusConflict, api.CodeConnectionChanged, false},
+		{"an executor that publishes no identity", "", http.StatusConflict, api.CodeConnectionUnverified, false},
+		{"pointed back", "id-shop", http.StatusUnprocessableEntity, "probe", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e.putConnection(contracts.ConnectionDescriptor{ID: "shop", Engine: contracts.EngineSQLite, Identity: c.identity})
+			status, _, body := e.call(http.MethodPost, api.HandoverPath("r-auto"), tokAlice, "")
+			er := wantError(t, status, body, c.status, c.code)
+			if er.Fix == "" {
+				t.Errorf("%+v has no fix", er)
+			}
+			select {
+			case req := <-asked:
+				if !c.asked {
+					t.Fatalf("a refused handover reached the executor: %+v", req)
+				}
+			default:
+				if c.asked {
+					t.Fatal("the handover did not reach the executor")
+				}
+			}
+		})
 	}
 }

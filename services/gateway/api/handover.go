@@ -32,4 +32,12 @@ const (
 	CodeNotAutoExecuted = "NOT_AUTO_EXECUTED"
 	// CodeConnectionGone: the run's connection is no longer served here.
 	CodeConnectionGone = "CONNECTION_GONE"
+	// CodeConnectionChanged: the run's connection id now reaches another
+	// database (its descriptor's identity differs from the one the run
+	// recorded), so the replay would run where the run never read.
+	CodeConnectionChanged = "CONNECTION_CHANGED"
+	// CodeConnectionUnverified: the run recorded no connection identity (it
+	// predates identities), or the connection's executor publishes none, so
+	// nothing shows the replay reaches the database the run read.
+	CodeConnectionUnverified = "CONNECTION_UNVERIFIED"
 )

@@ -26,6 +26,9 @@ type handoverStack struct {
 	*stacktest.Stack
 	t   *testing.T
 	led *ledger.Ledger
+	// identity is the demo connection's, as its executor publishes it: what
+	// a run on it records.
+	identity string
 }
 
 var (
@@ -40,12 +43,31 @@ func startHandoverStack(t *testing.T) *handoverStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &handoverStack{Stack: s, t: t, led: led}
+	conns, err := s.Client("tok-alice").Connections(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &handoverStack{Stack: s, t: t, led: led}
+	for _, d := range conns {
+		if d.ID == "demo" {
+			h.identity = d.Identity
+		}
+	}
+	if h.identity == "" {
+		t.Fatalf("the demo connection publishes no identity: %+v", conns)
+	}
+	return h
 }
 
 // run writes a finished data-analysis run of alice on the demo connection
 // that read sql and presented it with handover h ("" presents no answer).
 func (h *handoverStack) run(runID, sql string, handover contracts.Handover) {
+	h.t.Helper()
+	h.runOn(runID, h.identity, sql, handover)
+}
+
+// runOn is run with the connection identity the run's header records.
+func (h *handoverStack) runOn(runID, identity, sql string, handover contracts.Handover) {
 	h.t.Helper()
 	ctx := context.Background()
 	w := h.led.Writer(runID, 0, nil)
@@ -56,7 +78,7 @@ func (h *handoverStack) run(runID, sql string, handover contracts.Handover) {
 		}
 	}
 	add(contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowDataAnalysis,
-		AutoExecute: true, Objective: "orders by status", ConnectionID: "demo", Engine: contracts.EngineSQLite,
+		AutoExecute: true, Objective: "orders by status", ConnectionID: "demo", ConnectionIdentity: identity, Engine: contracts.EngineSQLite,
 		Actor: handoverAlice, Tools: []string{"run_read_query", "inspect_plan", "present_answer"}})
 	add(contracts.KindDriverResolved, contracts.DriverResolved{Provider: "demo", Model: "replay", Demo: true, Drive: 1})
 	args, _ := json.Marshal(map[string]string{"sql": sql})
@@ -165,6 +187,8 @@ func TestHandoverReplaysOnTheRealExecutor(t *testing.T) {
 		h.run("rapplied", answer, contracts.HandoverApplied)
 		h.run("rnone", answer, contracts.HandoverNone)
 		h.run("runanswered", answer, "")
+		// The run read demo when it reached another database.
+		h.runOn("rrepointed", "another-database", answer, contracts.HandoverAutoExecuted)
 		cases := []struct {
 			name, run, token, body string
 			status                 int
@@ -173,6 +197,7 @@ func TestHandoverReplaysOnTheRealExecutor(t *testing.T) {
 			{"applied", "rapplied", "tok-alice", "", http.StatusConflict, api.CodeNotAutoExecuted},
 			{"not opened with autoExecute", "rnone", "tok-alice", "", http.StatusConflict, api.CodeNotAutoExecuted},
 			{"no answer", "runanswered", "tok-alice", "", http.StatusConflict, api.CodeNoAnswer},
+			{"connection repointed since", "rrepointed", "tok-alice", "", http.StatusConflict, api.CodeConnectionChanged},
 			{"unknown run", "rnosuchrun", "tok-alice", "", http.StatusNotFound, contracts.CodeRunNotFound},
 			{"another member's run", "rauto", "tok-bob", "", http.StatusNotFound, contracts.CodeRunNotFound},
 			{"unknown token", "rauto", "tok-mallory", "", http.StatusUnauthorized, contracts.CodeUnauthorized},

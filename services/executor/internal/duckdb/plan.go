@@ -137,7 +137,11 @@ func (n planNode) cardinality() *float64 {
 }
 
 // scanOps are the operators that read a stored relation; the node's Type
-// tells an index scan from a sequential one.
+// tells an index scan from a sequential one. DuckDB has no full scan of an
+// index (nothing like SQLite's SCAN … USING COVERING INDEX or SQL Server's
+// Index Scan): it plans an ART index scan only to look up the keys a
+// pushed-down equality or range filter names, and reads every other table
+// sequentially, so "Index Scan" is an index read.
 var scanOps = map[string]bool{"SEQ_SCAN": true, "TABLE_SCAN": true, "INDEX_SCAN": true}
 
 // knownOps are operators that read no stored relation and need no word in

@@ -120,7 +120,10 @@ func (e *Engine) explain(ctx context.Context, l *login, req engine.Request, st *
 	return res, doc, nil
 }
 
-// The PhysicalOp values the summary reads as access to a relation.
+// The PhysicalOp values the summary reads as access to a relation. SQL
+// Server's own words decide: a Scan of an index (clustered, nonclustered or
+// columnstore) reads all of it, a full scan; only a Seek or a lookup by key
+// or RID reads by index.
 var (
 	fullScanOps = map[string]bool{
 		"Table Scan": true, "Clustered Index Scan": true, "Index Scan": true,
@@ -225,11 +228,10 @@ func summarize(doc string, sum *contracts.PlanSummary) error {
 		if op.object.Schema != "" {
 			rel = op.object.Schema + "." + rel
 		}
-		a := contracts.RelationAccess{Relation: rel, Access: kind, Rows: op.rows}
-		if kind == contracts.AccessIndex {
-			a.Index = op.index
-		}
-		engine.AddAccess(sum, at, a)
+		// The index is named whichever way it is read: an Index Scan or
+		// Clustered Index Scan walks every entry of it (a full scan), a
+		// seek or lookup goes to the entries it needs.
+		engine.AddAccess(sum, at, contracts.RelationAccess{Relation: rel, Access: kind, Index: op.index, Rows: op.rows})
 	}
 	sum.Note = planNote
 	return nil

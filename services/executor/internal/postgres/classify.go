@@ -45,6 +45,49 @@ func classify(ctx context.Context, err error) *contracts.DBError {
 	return &contracts.DBError{Class: contracts.DBOther, Message: err.Error()}
 }
 
+// stateError is a classified server error that keeps the SQLSTATE it was
+// classified from, so the engine can branch on the code (pg_stat_statements
+// not preloaded is 55000) without reading the message. It unwraps to the
+// *contracts.DBError the executor replies with; the code never leaves the
+// engine.
+type stateError struct {
+	db   *contracts.DBError
+	code string
+}
+
+func (e *stateError) Error() string { return e.db.Error() }
+func (e *stateError) Unwrap() error { return e.db }
+
+// classified is classify for the errors an engine returns: a server error
+// comes back as a *stateError carrying its SQLSTATE, anything else as the
+// *contracts.DBError classify makes.
+func classified(ctx context.Context, err error) error {
+	d := classify(ctx, err)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return &stateError{db: d, code: pgErr.Code}
+	}
+	var se *stateError
+	if errors.As(err, &se) {
+		return se
+	}
+	return d
+}
+
+// sqlState is the SQLSTATE of a server error err holds, "" when it holds
+// none.
+func sqlState(err error) string {
+	var se *stateError
+	if errors.As(err, &se) {
+		return se.code
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
 // classOf maps a SQLSTATE to a class.
 func classOf(ctx context.Context, code string) contracts.DBErrorClass {
 	switch {

@@ -2,13 +2,11 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 )
@@ -363,14 +361,10 @@ func (e *Engine) hiddenNames(ctx context.Context, req engine.Request, r *engine.
 // notLoaded reports PostgreSQL refusing to read pg_stat_statements because
 // the library was not preloaded: SQLSTATE 55000
 // (object_not_in_prerequisite_state), which reading the view raises for
-// nothing else. classify keeps the code as the prefix it writes.
+// nothing else. The code travels on the engine's typed error (run keeps
+// it), never read back from the message.
 func notLoaded(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "55000"
-	}
-	var de *contracts.DBError
-	return errors.As(err, &de) && strings.HasPrefix(de.Message, "SQLSTATE 55000:")
+	return sqlState(err) == "55000"
 }
 
 func text(v any) string {

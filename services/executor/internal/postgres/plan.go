@@ -80,6 +80,7 @@ type pgNode struct {
 	Schema       string   `json:"Schema"`
 	Alias        string   `json:"Alias"`
 	IndexName    string   `json:"Index Name"`
+	IndexCond    string   `json:"Index Cond"`
 	TotalCost    *float64 `json:"Total Cost"`
 	PlanRows     *float64 `json:"Plan Rows"`
 	Plans        []pgNode `json:"Plans"`
@@ -134,8 +135,18 @@ func (w *pgWalk) walk(n pgNode) {
 	case "Seq Scan":
 		w.access(n, contracts.AccessFullScan, "")
 	case "Index Scan", "Index Only Scan":
-		w.access(n, contracts.AccessIndex, n.IndexName)
+		// Without an Index Cond the scan walks the whole index from one
+		// end (for its order, or to cover the columns): a full scan of the
+		// index, however soon a Limit above may stop it — the Limit shows
+		// in the cost, not in how the relation is read. Only a condition
+		// on the index makes it an index read.
+		kind := contracts.AccessIndex
+		if n.IndexCond == "" {
+			kind = contracts.AccessFullScan
+		}
+		w.access(n, kind, n.IndexName)
 	case "Bitmap Heap Scan":
+		// A Bitmap Index Scan always has an Index Cond: an index read.
 		w.access(n, contracts.AccessIndex, bitmapIndex(n))
 	default:
 		if !pgKnown[n.NodeType] && !w.seen[n.NodeType] {

@@ -56,7 +56,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 	}
 	c, err := pool.Acquire(ctx)
 	if err != nil {
-		return res, classify(callerCtx, err)
+		return res, classified(callerCtx, err)
 	}
 	healthy := false
 	defer func() {
@@ -73,7 +73,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 
 	pc := c.Conn().PgConn()
 	if err := control(ctx, pc, "BEGIN READ ONLY"); err != nil {
-		return res, classify(callerCtx, err)
+		return res, classified(callerCtx, err)
 	}
 	// Always roll back; an error here leaves the connection unhealthy.
 	var undo func(context.Context, *pgconn.PgConn) error
@@ -92,7 +92,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 		ms := strconv.FormatInt(max(req.Timeout.Milliseconds(), 1), 10)
 		if err := pc.ExecParams(ctx, "SELECT pg_catalog.set_config('statement_timeout', $1, true)",
 			[][]byte{[]byte(ms)}, nil, nil, nil).Read().Err; err != nil {
-			return res, classify(callerCtx, err)
+			return res, classified(callerCtx, err)
 		}
 	}
 	if uses != nil {
@@ -101,7 +101,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 			if errors.As(err, &ref) {
 				return res, ref
 			}
-			return res, classify(callerCtx, err)
+			return res, classified(callerCtx, err)
 		}
 	}
 	if prepare != nil {
@@ -112,7 +112,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 			if errors.As(err, &ref) {
 				return res, ref
 			}
-			return res, classify(callerCtx, err)
+			return res, classified(callerCtx, err)
 		}
 	}
 	// No message of this result may be larger than what the result may hold
@@ -131,7 +131,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 		if errors.As(err, &tooLarge) {
 			return res, err
 		}
-		return res, classify(callerCtx, err)
+		return res, classified(callerCtx, err)
 	}
 	return res, nil
 }

@@ -139,8 +139,9 @@ func planRows(set *rowset.Set) *rowset.Set {
 }
 
 // The detail lines the summary reads. SQLite writes "SCAN t", "SCAN t AS a",
-// "SCAN t USING COVERING INDEX i", "SEARCH t USING INDEX i (a=?)",
-// "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)" and "SEARCH t USING
+// "SCAN t USING COVERING INDEX i", "SCAN t USING INDEX i", "SEARCH t USING
+// INDEX i (a=?)", "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH t
+// USING PRIMARY KEY (a=?)" (a WITHOUT ROWID table) and "SEARCH t USING
 // AUTOMATIC COVERING INDEX (a=?)" (older versions: "SCAN TABLE t").
 var (
 	scanRe  = regexp.MustCompile(`^(SCAN|SEARCH)(?: TABLE)? ("(?:[^"]|"")*"|\S+)(?: AS \S+)?(?: (.*))?$`)
@@ -237,6 +238,12 @@ func summarizeSQLite(set *rowset.Set, tables map[string]bool, sum *contracts.Pla
 // readDetail reads one detail line: the relation it reads, how, and the
 // index; ok is false for a line that reads no relation the summary knows
 // how to read (a temporary B-tree, a co-routine, a compound query, …).
+//
+// SCAN and SEARCH are SQLite's own words for the two: a SCAN visits every
+// row of the table, or every entry of an index when it names one (USING
+// COVERING INDEX to avoid the table, USING INDEX for the index's order), so
+// it is a full scan whatever it reads through — the index is kept in Index.
+// Only a SEARCH, which seeks into an index or the rowid, reads by index.
 func readDetail(d string) (rel string, kind contracts.AccessKind, index string, ok bool) {
 	m := scanRe.FindStringSubmatch(d)
 	if m == nil {
@@ -247,21 +254,31 @@ func readDetail(d string) (rel string, kind contracts.AccessKind, index string, 
 	if rel == "CONSTANT" && using == "ROW" || strings.HasPrefix(using, "CONSTANT ROW") {
 		return "", "", "", false
 	}
+	if strings.HasPrefix(using, "VIRTUAL TABLE ") {
+		// A virtual table's module decides how it reads (SCAN is written
+		// for every virtual table, constrained or not).
+		return rel, contracts.AccessUnknown, "", true
+	}
 	switch {
-	case using == "":
-		if m[1] == "SEARCH" {
-			return rel, contracts.AccessUnknown, "", true
-		}
-		return rel, contracts.AccessFullScan, "", true
 	case strings.HasPrefix(using, "USING AUTOMATIC "):
-		return rel, contracts.AccessIndex, "automatic", true
+		index = "automatic"
 	case strings.HasPrefix(using, "USING INTEGER PRIMARY KEY"):
-		return rel, contracts.AccessIndex, "INTEGER PRIMARY KEY", true
+		index = "INTEGER PRIMARY KEY"
+	case strings.HasPrefix(using, "USING PRIMARY KEY"):
+		index = "PRIMARY KEY"
+	default:
+		if im := indexRe.FindStringSubmatch(using); im != nil {
+			index = unquote(im[1])
+		}
 	}
-	if im := indexRe.FindStringSubmatch(using); im != nil {
-		return rel, contracts.AccessIndex, unquote(im[1]), true
+	switch {
+	case m[1] == "SCAN" && (using == "" || index != ""):
+		return rel, contracts.AccessFullScan, index, true
+	case m[1] == "SEARCH" && index != "":
+		return rel, contracts.AccessIndex, index, true
 	}
-	return rel, contracts.AccessUnknown, "", true
+	// A SEARCH that names no index, or a form this summary does not know.
+	return rel, contracts.AccessUnknown, index, true
 }
 
 func unquote(s string) string {
