@@ -12,9 +12,11 @@ all: build
 toolchain:
 	@./scripts/toolchain.sh
 
-## build: compile bin/sonde, the all-in-one binary.
+## build: compile bin/sonde, the all-in-one binary, its version stamped
+## (VERSION=… overrides; sonde version prints it, "dev" for a plain go build).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 build: toolchain
-	$(GO) build -o bin/sonde ./services/sonde
+	$(GO) build -ldflags "-X github.com/sondehq/sonde/services/sonde/internal/cli.Version=$(VERSION)" -o bin/sonde ./services/sonde
 
 ## demo: start sonde on the embedded default, run one investigation, print the report.
 demo: build

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,7 +105,7 @@ func (g *Gateway) probe(ctx context.Context) availability {
 type capabilityRefusal struct{ body api.AgentModelRefusal }
 
 func (e *capabilityRefusal) Error() string {
-	return "model refused by the capability probe: " + e.body.Error
+	return "model refused by the capability probe: " + e.body.Error.Message
 }
 
 // capabilityGate refuses an agent run on a model the capability probe
@@ -126,7 +127,14 @@ func (g *Gateway) capabilityGate(ctx context.Context, mode contracts.Mode) error
 	if disproved == nil {
 		disproved = []string{}
 	}
-	return &capabilityRefusal{body: api.AgentModelRefusal{Error: reply.Message, Missing: reply.Missing, Disproved: disproved, Mode: mode}}
+	msg := reply.Message
+	if msg == "" {
+		msg = fmt.Sprintf("the %s model %q cannot do an agent run: it lacks %s", reply.Provider, reply.Model, strings.Join(reply.Missing, ", "))
+	}
+	return &capabilityRefusal{body: api.AgentModelRefusal{
+		Error: contracts.Error{Code: api.CodeModelCapabilityMissing, Message: msg,
+			Fix: `start the run in planning mode ("mode":"planning"), which needs no tools, or configure a model that can call tools (sonde probe says what a model can do)`},
+		Missing: reply.Missing, Disproved: disproved, Mode: mode}}
 }
 
 // probeModel asks modelturn's capability probe. No responder, no answer in

@@ -38,7 +38,7 @@ func TestAgentRunOnAModelThatCannotCallToolsIsRefused422(t *testing.T) {
 	if status != http.StatusUnprocessableEntity || json.Unmarshal(body, &refusal) != nil {
 		t.Fatalf("status %d body %s", status, body)
 	}
-	if refusal.Error == "" || len(refusal.Missing) != 3 || !slices.Equal(refusal.Disproved, []string{contracts.CapabilityToolCalling}) || refusal.Mode != contracts.ModeAgent {
+	if refusal.Error.Code != api.CodeModelCapabilityMissing || refusal.Error.Message == "" || refusal.Error.Fix == "" || len(refusal.Missing) != 3 || !slices.Equal(refusal.Disproved, []string{contracts.CapabilityToolCalling}) || refusal.Mode != contracts.ModeAgent {
 		t.Fatalf("refusal %+v", refusal)
 	}
 	select {

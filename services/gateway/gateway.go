@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sondehq/sonde/contracts"
@@ -46,10 +47,16 @@ type Config struct {
 	Disabled bool
 	// Ready, when set, is one more readiness condition for GET /readyz, on
 	// top of the gateway's own (NATS connected, the ledger stream answering,
-	// an orchestrator able to record runs).
+	// an orchestrator able to record runs, an executor answering for every
+	// engine a published connection needs).
 	Ready func(ctx context.Context) error
 	// Logger receives request and error logs; nil means slog.Default().
 	Logger *slog.Logger
+	// CORSOrigins are the browser origins ("https://console.example.com")
+	// allowed to call the API from a page served elsewhere, bearer token
+	// included (see ParseCORSOrigins). Empty, the default, switches CORS off:
+	// no Access-Control-* header is sent and a preflight is not answered.
+	CORSOrigins []string
 	// StreamHeartbeat is how often a live run stream with nothing new sends a
 	// keep-alive (a blank NDJSON line, an SSE comment), so proxies do not cut
 	// it during a long model call; zero means DefaultStreamHeartbeat.
@@ -68,6 +75,16 @@ type Gateway struct {
 	js      jetstream.JetStream
 	handler http.Handler
 	agent   agentMemo
+	// echo is the router routes built from routeTable; spec is the OpenAPI
+	// document built from the same table.
+	echo *echo.Echo
+	spec []byte
+	// corsOrigins are Config.CORSOrigins as a set.
+	corsOrigins map[string]bool
+
+	// mcpHTTP serves /mcp, built on first use (mcp.go).
+	mcpOnce sync.Once
+	mcpHTTP http.Handler
 
 	// drain ends every live stream when Serve starts shutting down.
 	drain     context.Context
@@ -112,6 +129,12 @@ func New(cfg Config, nc *nats.Conn) (*Gateway, error) {
 		g.log = slog.Default()
 	}
 	g.drain, g.stopDrain = context.WithCancel(context.Background())
+	if g.corsOrigins, err = corsSet(cfg.CORSOrigins); err != nil {
+		return nil, err
+	}
+	if g.spec, err = OpenAPI(); err != nil {
+		return nil, err
+	}
 	g.handler = g.routes()
 	return g, nil
 }

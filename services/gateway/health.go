@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
@@ -21,7 +24,8 @@ func (g *Gateway) health(c echo.Context) error {
 
 // ready answers 200 when the gateway could start a run now: NATS is
 // connected, JetStream answers for the run ledger, an orchestrator answers
-// and can record runs (its JetStream store takes writes), and Config.Ready,
+// and can record runs (its JetStream store takes writes), an executor
+// answers for every engine a published connection needs, and Config.Ready,
 // when set, passes. Otherwise 503 UNAVAILABLE with the reason.
 func (g *Gateway) ready(c echo.Context) error {
 	if err := g.readiness(c.Request().Context()); err != nil {
@@ -64,6 +68,48 @@ func (g *Gateway) readiness(ctx context.Context) error {
 	}
 	if !h.Ready {
 		return errors.New("the orchestrator cannot record runs: " + h.Cause)
+	}
+	return g.executorsAnswer(ctx)
+}
+
+// executorsAnswer checks that an executor answers for every engine a
+// published connection needs: it pings the engine's NATS micro service
+// ($SRV.PING.executor-<engine>), which every replica answers. A connection
+// whose database is down is not this check's concern (its executor answers
+// and says so in the descriptor); a connection whose executor is gone is:
+// every read and run on it would fail with no one to say why.
+func (g *Gateway) executorsAnswer(ctx context.Context) error {
+	ds, err := g.descriptors(ctx)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+		return nil // no executor ever published a connection: nothing to check
+	case err != nil:
+		return fmt.Errorf("the connection registry (%s) cannot be read: %w", contracts.ConnectionsBucket, err)
+	}
+	byEngine := map[contracts.Engine][]string{}
+	var engines []contracts.Engine
+	for _, d := range ds {
+		if _, seen := byEngine[d.Engine]; !seen {
+			engines = append(engines, d.Engine)
+		}
+		byEngine[d.Engine] = append(byEngine[d.Engine], d.ID)
+	}
+	var missing []string
+	for _, e := range engines {
+		subject, err := micro.ControlSubject(micro.PingVerb, contracts.QueueExecutorPrefix+string(e), "")
+		if err == nil {
+			_, err = g.nc.RequestWithContext(ctx, subject, nil)
+		}
+		conns := strings.Join(byEngine[e], ", ")
+		switch {
+		case errors.Is(err, nats.ErrNoResponders):
+			missing = append(missing, fmt.Sprintf("no %s executor is running (connections %s)", e, conns))
+		case err != nil:
+			missing = append(missing, fmt.Sprintf("the %s executor did not answer its ping (connections %s): %v", e, conns, err))
+		}
+	}
+	if len(missing) > 0 {
+		return errors.New(strings.Join(missing, "; "))
 	}
 	return nil
 }

@@ -53,17 +53,17 @@ func asHTTPError(err error) *httpError {
 		switch ee.Code {
 		case http.StatusNotFound:
 			return &httpError{status: ee.Code, body: contracts.Error{
-				Code: api.CodeNotFound, Message: "no such route", Fix: "see docs/api.md for the routes"}}
+				Code: api.CodeNotFound, Message: "no such route", Fix: "see docs/api.md or GET /openapi.json for the routes"}}
 		case http.StatusMethodNotAllowed:
 			return &httpError{status: ee.Code, body: contracts.Error{
-				Code: api.CodeMethodNotAllowed, Message: "this route does not accept that method", Fix: "see docs/api.md for the routes"}}
+				Code: api.CodeMethodNotAllowed, Message: "this route does not accept that method", Fix: "see docs/api.md or GET /openapi.json for the routes"}}
 		case http.StatusRequestEntityTooLarge:
 			return &httpError{status: ee.Code, body: contracts.Error{
-				Code: contracts.CodeBadRequest, Message: "the request body is too large"}}
+				Code: contracts.CodeBadRequest, Message: "the request body is too large", Fix: "send a body of at most 1 MiB"}}
 		}
 		if ee.Code >= 400 && ee.Code < 500 {
 			return &httpError{status: ee.Code, body: contracts.Error{
-				Code: contracts.CodeBadRequest, Message: http.StatusText(ee.Code)}}
+				Code: contracts.CodeBadRequest, Message: http.StatusText(ee.Code), Fix: "see docs/api.md or GET /openapi.json for what the route takes"}}
 		}
 	}
 	return &httpError{status: http.StatusInternalServerError, body: contracts.Error{

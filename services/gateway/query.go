@@ -115,9 +115,14 @@ func (g *Gateway) descriptor(ctx context.Context, id string) (contracts.Connecti
 	return d, nil
 }
 
-// exec sends one request to the executor of engine e and decodes its reply.
+// exec sends one read to the executor of engine e and decodes its reply.
 // Executors answer at most once: a request that times out may have run.
 func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.ExecRequest) (contracts.ExecReply, error) {
+	return g.execOp(ctx, e, contracts.OpRead, req)
+}
+
+// execOp sends one request for operation op to the executor of engine e.
+func (g *Gateway) execOp(ctx context.Context, e contracts.Engine, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	var reply contracts.ExecReply
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -129,7 +134,7 @@ func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.Ex
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	subject := contracts.ExecSubject(e, contracts.OpRead)
+	subject := contracts.ExecSubject(e, op)
 	msg, err := g.nc.RequestWithContext(ctx, subject, body)
 	if ctx.Err() != nil && req.StepID != "" {
 		// Nobody will read the answer (the client hung up, or we stopped

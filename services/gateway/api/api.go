@@ -19,6 +19,9 @@ const (
 	PathConfig      = "/api/agent/config"
 	PathRuns        = "/api/agent/runs"
 	PathConnections = "/api/connections"
+	// PathOpenAPI serves the OpenAPI 3.1 document of this API, without a
+	// token (docs/openapi.json is the same document).
+	PathOpenAPI = "/openapi.json"
 )
 
 // Headers of the run-start request and its answer.
@@ -57,6 +60,13 @@ const (
 	CodeNotFound = "NOT_FOUND"
 	// CodeMethodNotAllowed: the path exists, the method does not.
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	// CodeModelCapabilityMissing: an agent run was refused because the
+	// capability probe established the model cannot do the job (422, with
+	// AgentModelRefusal's fields).
+	CodeModelCapabilityMissing = "MODEL_CAPABILITY_MISSING"
+	// CodeCORSOriginNotAllowed: a CORS preflight came from an origin the
+	// operator did not list (403).
+	CodeCORSOriginNotAllowed = "CORS_ORIGIN_NOT_ALLOWED"
 )
 
 // ErrorBody is every non-2xx answer: {"error":{"code":…,"message":…,"fix":…}}.
@@ -95,10 +105,12 @@ type AgentConfig struct {
 }
 
 // AgentModelRefusal is the 422 answer to starting an agent run on a model
-// the capability probe established unable to do the job.
+// the capability probe established unable to do the job: the API's error
+// shape (code CodeModelCapabilityMissing) with what the model lacks.
 type AgentModelRefusal struct {
-	// Error is the probe's sentence; it names the model.
-	Error string `json:"error"`
+	// Error's message is the probe's sentence, which names the model; its
+	// fix says how to go on (planning mode, another model).
+	Error contracts.Error `json:"error"`
 	// Missing are the capabilities the run needed and did not get
 	// (toolCalling, structuredOutput, streaming).
 	Missing []string `json:"missing"`

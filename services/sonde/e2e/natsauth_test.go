@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -218,6 +220,17 @@ func TestNATSPermissionsOnTheWire(t *testing.T) {
 	conns, err := c.Connections(ctx)
 	if err != nil || !slices.ContainsFunc(conns, func(d contracts.ConnectionDescriptor) bool { return d.ID == "demo" }) {
 		t.Fatalf("connections: %v %+v", err, conns)
+	}
+	// Readiness pings the demo connection's executor ($SRV.PING) on the
+	// gateway's user.
+	resp, err := http.Get(s.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("readyz on the gateway's user: %d %s", resp.StatusCode, body)
 	}
 	mu.Lock()
 	if len(violations) > 0 {

@@ -110,7 +110,7 @@ func TestServicesSplitAcrossTwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sonde ask: %v\n%s", err, out)
 	}
-	for _, want := range []string{"DEMONSTRATION", "→ turn 1", "budget: turns", "Report", "cites artifact r", "Verdict: answered (agent-investigation.1)"} {
+	for _, want := range []string{"DEMONSTRATION", "-> turn 1", "budget: turns", "Report", "cites artifact r", "Verdict: answered (agent-investigation.1)"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("sonde ask output lacks %q:\n%s", want, out)
 		}
@@ -119,7 +119,7 @@ func TestServicesSplitAcrossTwoProcesses(t *testing.T) {
 	bad := exec.Command(os.Args[0], "ask", "--server", base, "--connection", "nope", "x")
 	bad.Env = append(os.Environ(), childEnv+"=1")
 	out, err = bad.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitError || !strings.Contains(string(out), contracts.CodeUnknownConnection) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitRefused || !strings.Contains(string(out), contracts.CodeUnknownConnection) {
 		t.Fatalf("ask on an unknown connection: %v\n%s", err, out)
 	}
 }

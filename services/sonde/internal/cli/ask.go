@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -28,6 +27,8 @@ type askOptions struct {
 	autoExec   bool   // --auto-execute: hand the presented answer to the editor
 	jsonOut    bool
 	wait       time.Duration
+	// errOut receives the live progress; nil means the output itself.
+	errOut io.Writer
 }
 
 func newAskCmd() *cobra.Command {
@@ -51,11 +52,20 @@ schema snapshot, and ask prints it with the guard's classification and the
 check of the names it reads against the snapshot; run it yourself with
 sonde query.
 
-Exit status: 0 when the run answered, 2 when it ended without answering,
-1 when the run could not be started or followed, 3 when the gateway could not
-be reached or dropped the connection (the run may go on).`,
-		Args: cobra.MinimumNArgs(1),
+The steps are shown live on the error stream (with the time the model has
+been silent, on a terminal); the report, or the run record with --json, is
+written to the output, so that ask pipes.
+
+With no model configured on the server, ask says how to configure one: the
+server's LLM_PROVIDER (demo for the labelled demonstration replay), LLM_MODEL,
+LLM_API_KEY and LLM_API_URL. A wrong --connection lists the valid ones.
+` + exitTable + `
+Here: 2 when the server refused the run (an unknown connection, a model the
+capability probe refused, no model configured), 3 when the run ended without
+answering; the run goes on after 4.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.errOut = cmd.ErrOrStderr()
 			return ask(cmd.Context(), cmd.OutOrStdout(), o, strings.Join(args, " "))
 		},
 	}
@@ -87,7 +97,7 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 		o.workflow = string(contracts.WorkflowInvestigation)
 	}
 	if !contracts.WorkflowType(o.workflow).Valid() {
-		return &exitError{code: ExitError, err: fmt.Errorf("unknown workflow \"%s\": use --workflow with one of %s", oneLine(o.workflow, 60), workflowList())}
+		return usage("unknown workflow \"%s\": use --workflow with one of %s", oneLine(o.workflow, 60), workflowList())
 	}
 	c := client.New(o.server, o.token)
 	cfg, err := waitForGateway(ctx, c, o.wait)
@@ -95,7 +105,7 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 		return remoteError(o.server, err)
 	}
 	if !cfg.Enabled {
-		return &exitError{code: ExitError, err: fmt.Errorf("agent runs are not available on this server (%s)", cfg.Reason)}
+		return &exitError{code: ExitRefused, err: notEnabled(o.server, cfg)}
 	}
 	started, err := c.StartRun(ctx, api.StartRunRequest{
 		Mode: contracts.Mode(o.mode), WorkflowType: contracts.WorkflowType(o.workflow),
@@ -103,9 +113,9 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 		AutoExecute: o.autoExec,
 	})
 	if err != nil {
-		return remoteError(o.server, err)
+		return connectionError(ctx, c, o.server, o.connection, err)
 	}
-	p := &progress{out: out, quiet: o.jsonOut}
+	p := &progress{out: progressOut(out, o.errOut), quiet: o.jsonOut && o.errOut == nil}
 	p.printf("Run %s · %s %s on connection %q\n", started.RunID, started.Mode, started.WorkflowType, o.connection)
 	if cfg.Demo {
 		p.printf("DEMONSTRATION: the model is a recorded replay (LLM_PROVIDER=demo); the database, guard and ledger are real.\n")
@@ -114,16 +124,20 @@ func ask(ctx context.Context, out io.Writer, o askOptions, objective string) err
 }
 
 // follow renders a run's ledger through p as it is appended, until the run
-// ends, then prints its record: as JSON with jsonOut, else the report. The
-// error carries exit status 2 when the run did not answer.
+// ends, then prints its record: as JSON with jsonOut, else the report. A
+// stream cut before the run ended is resumed after the last entry seen.
+// The error carries exit status 3 when the run did not answer.
 func follow(ctx context.Context, out io.Writer, c *client.Client, server, runID string, p *progress, jsonOut bool) error {
-	err := c.Stream(ctx, runID, 0, func(e contracts.Entry) error {
+	clock := newWaitClock(p.out)
+	p.clock = clock
+	err := streamResuming(ctx, c, runID, func(e contracts.Entry) error {
 		p.entry(e)
 		return nil
 	})
+	clock.close()
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(os.Stderr, "interrupted; the run goes on. Stop it with: curl -X DELETE %s/api/agent/runs/%s\n", server, runID)
+			fmt.Fprintf(p.out, "interrupted; the run goes on. Stop it with: sonde runs cancel --server %s %s\n", server, runID)
 		}
 		return remoteError(server, fmt.Errorf("following run %s: %w", runID, err))
 	}
@@ -144,9 +158,77 @@ func follow(ctx context.Context, out io.Writer, c *client.Client, server, runID 
 	return nil
 }
 
-// printJSON writes v as indented JSON.
+// Resuming a dropped stream: this many attempts in a row that bring no new
+// entry, waiting resumeWait more before each.
+const (
+	resumeAttempts = 4
+	resumeWait     = 250 * time.Millisecond
+)
+
+// streamResuming is client.Stream, resumed after the last entry seen
+// (the stream's ?from=, as Last-Event-ID does for SSE) when the connection
+// drops before the server ends the stream. An answer of the gateway (an
+// *APIError) and the end of ctx are not retried.
+func streamResuming(ctx context.Context, c *client.Client, runID string, fn func(contracts.Entry) error) error {
+	var last uint64
+	failures := 0
+	for {
+		seen := last
+		err := c.Stream(ctx, runID, last, func(e contracts.Entry) error {
+			if e.Seq > 0 && e.Seq <= last {
+				return nil // already shown before the drop
+			}
+			if e.Seq > 0 {
+				last = e.Seq
+			}
+			return fn(e)
+		})
+		var ae *client.APIError
+		if err == nil || ctx.Err() != nil || errors.As(err, &ae) {
+			return err
+		}
+		if last > seen {
+			failures = 0
+		}
+		failures++
+		if failures >= resumeAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(failures) * resumeWait):
+		}
+	}
+}
+
+// progressOut is where live progress goes: errOut, or out when none is set.
+func progressOut(out, errOut io.Writer) io.Writer {
+	if errOut != nil {
+		return errOut
+	}
+	return out
+}
+
+// notEnabled says why a server runs no agents and what to do about it.
+func notEnabled(server string, cfg api.AgentConfig) error {
+	switch cfg.Reason {
+	case contracts.CodeNoModelConfigured:
+		return fmt.Errorf("%s: the server at %s has no model configured. Restart it with one: "+
+			"LLM_PROVIDER=demo sonde serve … for the labelled demonstration replay (the demo connection), "+
+			"or LLM_PROVIDER=openai|anthropic|gemini|ollama with LLM_MODEL, LLM_API_KEY (and LLM_API_URL for a server of your own); "+
+			"sonde probe checks a model first (docs/configuration.md)", cfg.Reason, server)
+	case contracts.CodeOperatorDisabled:
+		return fmt.Errorf("%s: the operator switched agent runs off on %s (SONDE_AGENT_ENABLED); sonde query and sonde explain still read", cfg.Reason, server)
+	case contracts.CodeLedgerUnavailable:
+		return fmt.Errorf("%s: the server at %s cannot reach its ledger (JetStream); retry when it is ready (GET /readyz)", cfg.Reason, server)
+	}
+	return fmt.Errorf("agent runs are not available on %s (%s)", server, cfg.Reason)
+}
+
+// printJSON writes v as indented JSON, never rewritten for a plain stream.
 func printJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
+	enc := json.NewEncoder(raw(out))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -174,12 +256,17 @@ type progress struct {
 	out     io.Writer
 	quiet   bool
 	entries []contracts.Entry
+	clock   *waitClock // erased before each line; nil when none runs
 }
 
 func (p *progress) printf(format string, args ...any) {
-	if !p.quiet {
-		fmt.Fprintf(p.out, format, args...)
+	if p.quiet {
+		return
 	}
+	if p.clock != nil {
+		defer p.clock.clear()()
+	}
+	fmt.Fprintf(p.out, format, args...)
 }
 
 func (p *progress) entry(e contracts.Entry) {

@@ -20,8 +20,10 @@ func newConnectionsCmd() *cobra.Command {
 		Long: `connections lists the connections the executors behind a gateway have
 published: id, engine, description, whether the database can be read now
 (and why not), and what the operator should fix, such as a role that runs
-reads but could also write (docs/security.md).`,
-		Args: cobra.NoArgs,
+reads but could also write (docs/security.md). sonde tables CONN lists a
+connection's readable tables.
+` + exitTable,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return connectionsList(cmd.Context(), cmd.OutOrStdout(), o)
 		},

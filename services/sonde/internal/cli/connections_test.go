@@ -20,12 +20,14 @@ func TestConnectionsList(t *testing.T) {
 	s := stacktest.Start(t, stacktest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// A second executor's connection: its database down, its role too strong.
+	// A second connection of the running (SQLite) executor: its database
+	// down, its role too strong. (A connection whose executor is gone makes
+	// /readyz answer 503 instead: services/gateway ready_test.go.)
 	kv, err := s.NATS.JetStream().KeyValue(ctx, contracts.ConnectionsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := contracts.ConnectionDescriptor{ID: "warehouse", Engine: contracts.EnginePostgres, Description: "Sales warehouse",
+	down := contracts.ConnectionDescriptor{ID: "warehouse", Engine: contracts.EngineSQLite, Description: "Sales warehouse",
 		Identity: "x", Status: contracts.ConnectionUnavailable,
 		Reason:   "the database server refused the connection (nothing listens at its address)",
 		Warnings: []string{"the role that runs reads can write: it is a superuser"}}
@@ -41,7 +43,7 @@ func TestConnectionsList(t *testing.T) {
 	}
 	wantOutput(t, "connections", out.String(),
 		"ID", "ENGINE", "STATUS", "demo", "sqlite", "available",
-		"warehouse", "postgres", "unavailable", "Sales warehouse",
+		"warehouse", "sqlite", "unavailable", "Sales warehouse",
 		"warehouse is unavailable: the database server refused the connection",
 		"warning: warehouse: the role that runs reads can write: it is a superuser")
 
@@ -68,7 +70,7 @@ func TestConnectionsList(t *testing.T) {
 	defer resp.Body.Close()
 	var health api.Health
 	if err := json.NewDecoder(resp.Body).Decode(&health); err != nil || resp.StatusCode != http.StatusOK ||
-		len(health.Detail) != 1 || !strings.Contains(health.Detail[0], "warehouse (postgres) is unavailable: the database server refused") {
+		len(health.Detail) != 1 || !strings.Contains(health.Detail[0], "warehouse (sqlite) is unavailable: the database server refused") {
 		t.Fatalf("readyz: %d %+v %v", resp.StatusCode, health, err)
 	}
 }

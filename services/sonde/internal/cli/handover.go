@@ -24,11 +24,11 @@ connection, under the agent-handover profile (read-only at the database, at
 most 500 rows, refused rather than truncated, no statement timeout). Nothing
 but the run id is sent; the rows print as sonde query prints them.
 
-Exit status: 0 with the rows; 2 when the answer was not auto-executed (the
-gate's warning says why), the run presented none, or the statement was
-refused; 1 for a database error or another failure; 3 when the gateway could
-not be reached or dropped the connection.`,
-		Args: cobra.ExactArgs(1),
+` + exitTable + `
+Here: 2 when the answer was not auto-executed (the gate's warning says why),
+the run presented none, the statement was refused, or the run is unknown; 1
+for a database error or another failure.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return handover(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), o, args[0])
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/services/gateway/api"
+	"github.com/sondehq/sonde/services/gateway/client"
 	"github.com/sondehq/sonde/services/sonde/internal/stacktest"
 )
 
@@ -24,6 +25,13 @@ func TestHandoverCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The runs read the demo database as it is published now: a replay is
+	// only ever made on the database a run read.
+	conns, err := client.New(s.URL, "tok-a").Connections(ctx)
+	if err != nil || len(conns) == 0 {
+		t.Fatalf("connections: %v %v", conns, err)
+	}
+	identity := conns[0].Identity
 	// A finished data-analysis run whose answer says h.
 	run := func(id, sql string, h contracts.Handover, warning string) {
 		w := led.Writer(id, 0, nil)
@@ -33,7 +41,7 @@ func TestHandoverCommand(t *testing.T) {
 			}
 		}
 		add(contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowDataAnalysis,
-			AutoExecute: true, Objective: "orders", ConnectionID: "demo", Actor: alice, Tools: []string{"present_answer"}})
+			AutoExecute: true, Objective: "orders", ConnectionID: "demo", ConnectionIdentity: identity, Actor: alice, Tools: []string{"present_answer"}})
 		add(contracts.KindAnswerComposed, contracts.AnswerComposed{
 			ToolCall:      contracts.ToolCall{Turn: 1, CallID: "c2", Tool: "present_answer", Arguments: json.RawMessage(`{}`)},
 			CorrelationID: "c1", SQL: sql, Presentation: contracts.Presentation{Kind: contracts.PresentTable},
@@ -66,13 +74,13 @@ func TestHandoverCommand(t *testing.T) {
 	errOut.Reset()
 	err = handover(ctx, &out, &errOut, o, "rapplied")
 	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != ExitUnanswered {
-		t.Fatalf("applied: %v, want exit status %d", err, ExitUnanswered)
+	if !errors.As(err, &ee) || ee.code != ExitRefused {
+		t.Fatalf("applied: %v, want exit status %d", err, ExitRefused)
 	}
 	wantOutput(t, "applied", errOut.String(), api.CodeNotAutoExecuted, "(plan-risky)")
 
 	err = handover(ctx, &out, &errOut, o, "rnosuchrun")
-	if !errors.As(err, &ee) || ee.code != ExitError || !strings.Contains(err.Error(), contracts.CodeRunNotFound) {
+	if !errors.As(err, &ee) || ee.code != ExitRefused || !strings.Contains(err.Error(), contracts.CodeRunNotFound) {
 		t.Fatalf("unknown run: %v", err)
 	}
 }

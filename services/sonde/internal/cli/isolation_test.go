@@ -89,7 +89,7 @@ func TestInspectCrashIsNotARefusal(t *testing.T) {
 	if _, _, code := run(t, "sqlite", db, "select count(*) from orders"); code != ExitOK {
 		t.Errorf("a read: exit %d", code)
 	}
-	if _, _, code := run(t, "sqlite", db, "delete from orders"); code != ExitUnanswered {
+	if _, _, code := run(t, "sqlite", db, "delete from orders"); code != ExitRefused {
 		t.Errorf("a refusal: exit %d", code)
 	}
 	if _, _, code := run(t, "sqlite", db, "select nope from orders"); code != ExitError {

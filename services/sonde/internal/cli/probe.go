@@ -19,7 +19,7 @@ import (
 const (
 	// ExitIncapable: the probe established that the model cannot drive an
 	// agent run.
-	ExitIncapable = 2
+	ExitIncapable = ExitRefused
 )
 
 func newProbeCmd() *cobra.Command {
@@ -34,10 +34,11 @@ them) and prints the verdict: what it watched succeed, what it could not
 establish (missing) and what it watched fail (disproved). It makes one model
 call.
 
-Exit status: 0 when every capability was established, 2 when the probe
-established that the model cannot drive an agent run, 1 when it reached no
+` + exitTable + `
+Here: 0 when every capability was established, 2 when the probe established
+that the model cannot drive an agent run (refused), 1 when it reached no
 verdict (no model configured, a bad key, a quota, an unreachable server).`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return probe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), jsonOut)
 		},

@@ -48,16 +48,63 @@ func (o *inspectOptions) register(cmd *cobra.Command) {
 const inspectExitStatus = `
 The statement runs in a child process of this command, so that a crash in
 native code (the SQL parser, the database driver) cannot pass for an answer.
+` + exitTable + `
+Here: 2 when the statement is refused (the refusal says why and how to write
+it instead) or the command line is wrong; 1 for a database error, classified
+(syntax, missing-object, permission, timeout, resource, …); 4 when the
+process that ran the statement died without an answer.`
 
-Exit status: 0 with the result; 2 when the statement is refused (the refusal
-says why and how to write it instead); 1 for a database error, classified
-(syntax, missing-object, permission, timeout, resource, …), or a usage error;
-3 when the process that ran the statement died without an answer.`
+// sqlHelp says how a statement is given, a comment first included.
+const sqlHelp = `
+The statement is the argument, or - to read it from the standard input, or
+--file FILE. A statement that begins with a comment (-- …) would read as a
+flag: put -- before it to end the flags (sonde query … -- '-- why
+select 1'), or pass it on the standard input or in a file.
+`
+
+// statementArg resolves the statement of a command: the argument, "-" for
+// the standard input, or --file; exactly one of them.
+func statementArg(cmd *cobra.Command, args []string, file string) (string, error) {
+	var (
+		b   []byte
+		err error
+	)
+	switch {
+	case file != "" && len(args) > 0:
+		return "", usage("give the statement as an argument or with --file, not both")
+	case file != "":
+		b, err = os.ReadFile(file)
+		if err != nil {
+			return "", usage("--file: %w", err)
+		}
+	case len(args) == 0:
+		return "", usage("no statement: give it as an argument, - to read the standard input, or --file FILE")
+	case args[0] == "-":
+		b, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), maxStatementBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("read the statement from the standard input: %w", err)
+		}
+	default:
+		return args[0], nil
+	}
+	if len(b) > maxStatementBytes {
+		return "", usage("the statement is longer than %d bytes", maxStatementBytes)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usage("the statement is empty")
+	}
+	return string(b), nil
+}
+
+// maxStatementBytes bounds a statement read from a file or the standard
+// input.
+const maxStatementBytes = 1 << 20
 
 type queryOptions struct {
 	inspectOptions
 	connections string
 	connection  string
+	file        string
 }
 
 func newQueryCmd() *cobra.Command {
@@ -70,14 +117,27 @@ machine, through the executor's own code: the same guard, read-only
 connection and limits as a run's reads, under the inspect profile (200 rows by
 default and at most 1,000; 5 s by default and at most 10 s; 1 MB of answer;
 truncated rather than refused). No server is needed and no model is involved.
-` + inspectExitStatus,
-		Args: cobra.ExactArgs(1),
+sonde explain reads a statement's plan over a gateway.
+` + sqlHelp + inspectExitStatus,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if os.Getenv(inspectChildEnv) != "1" {
+				// The child gets the statement itself: it has no standard
+				// input, and must not read the file again.
+				sql, err := statementArg(cmd, args, o.file)
+				if err != nil {
+					return err
+				}
+				args = []string{sql}
+			}
 			if done, err := inChild(cmd, args, o.inProcess); done {
 				return err
 			}
+			if len(args) != 1 {
+				return usage("no statement")
+			}
 			if o.connections == "" || o.connection == "" {
-				return errors.New("query needs --connections FILE and --connection ID")
+				return usage("query needs --connections FILE and --connection ID")
 			}
 			conns, err := connections.Load(o.connections)
 			if err != nil {
@@ -93,7 +153,7 @@ truncated rather than refused). No server is needed and no model is involved.
 				return printRefusal(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.jsonOut, &contracts.Refusal{
 					Code:   contracts.RefuseUnknownConnection,
 					Reason: fmt.Sprintf("%s has no connection %q", o.connections, o.connection),
-					Fix:    "name one of the ids in the connections file"})
+					Fix:    "name one of the ids in the connections file: " + connectionIDs(conns)})
 			}
 			return inspect(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), *conn, contracts.OpRead, args[0], o.inspectOptions)
 		},
@@ -101,6 +161,7 @@ truncated rather than refused). No server is needed and no model is involved.
 	f := cmd.Flags()
 	f.StringVar(&o.connections, "connections", "", "connections file (YAML)")
 	f.StringVar(&o.connection, "connection", "", "id of the connection to read")
+	f.StringVar(&o.file, "file", "", "read the statement from this file")
 	o.register(cmd)
 	bindEnv(cmd)
 	return cmd
@@ -124,7 +185,11 @@ func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err 
 		return false, nil // run in this process, as --in-process does
 	}
 	childArgs := []string{cmd.Name()}
-	cmd.Flags().Visit(func(f *pflag.Flag) { childArgs = append(childArgs, "--"+f.Name+"="+f.Value.String()) })
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name != "file" { // the parent read it: the statement is the argument
+			childArgs = append(childArgs, "--"+f.Name+"="+f.Value.String())
+		}
+	})
 	childArgs = append(append(childArgs, "--"), args...)
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
@@ -137,7 +202,8 @@ func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err 
 	// ended: after a crash only the runtime's first line is shown, not its
 	// dump of every goroutine, which would bury the sentence below.
 	var childErr cappedBuffer
-	c.Stdout, c.Stderr = cmd.OutOrStdout(), &childErr
+	// The child spells its own output plainly when it is not a terminal.
+	c.Stdout, c.Stderr = raw(cmd.OutOrStdout()), &childErr
 	c.ExtraFiles = []*os.File{statusW}
 	err = c.Start()
 	statusW.Close()
@@ -194,16 +260,16 @@ func reportInspectStatus(code int) {
 func inspect(ctx context.Context, out, errOut io.Writer, conn connections.Connection, op contracts.ExecOp, sql string, o inspectOptions) error {
 	switch {
 	case o.limit < 0 || o.limit > api.QueryMaxLimit:
-		return fmt.Errorf("--limit %d is outside 1 to %d", o.limit, api.QueryMaxLimit)
+		return usage("--limit %d is outside 1 to %d", o.limit, api.QueryMaxLimit)
 	case o.timeoutMs < 0 || o.timeoutMs > api.QueryMaxTimeoutMs:
-		return fmt.Errorf("--timeout-ms %d is outside 1 to %d", o.timeoutMs, api.QueryMaxTimeoutMs)
+		return usage("--timeout-ms %d is outside 1 to %d", o.timeoutMs, api.QueryMaxTimeoutMs)
 	}
 	var params []any
 	if o.params != "" {
 		dec := json.NewDecoder(strings.NewReader(o.params))
 		dec.UseNumber()
 		if err := dec.Decode(&params); err != nil {
-			return fmt.Errorf("--params: want a JSON array of values: %w", err)
+			return usage("--params: want a JSON array of values: %w", err)
 		}
 	}
 	store := &lastArtifact{}
@@ -257,18 +323,18 @@ func inspect(ctx context.Context, out, errOut io.Writer, conn connections.Connec
 	return nil
 }
 
-// printRefusal prints a refusal and answers exit status 2.
+// printRefusal prints a refusal and answers exit status 2 (ExitRefused).
 func printRefusal(out, errOut io.Writer, jsonOut bool, r *contracts.Refusal) error {
 	if jsonOut {
 		writeJSON(out, r)
 	} else {
 		fmt.Fprintf(errOut, "refused (%s): %s\nfix: %s\n", r.Code, r.Reason, r.Fix)
 	}
-	return &exitError{code: ExitUnanswered}
+	return &exitError{code: ExitRefused}
 }
 
 func writeJSON(out io.Writer, v any) {
-	enc := json.NewEncoder(out)
+	enc := json.NewEncoder(raw(out))
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }
@@ -370,4 +436,13 @@ func (l *lastArtifact) get() *contracts.Artifact {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.art
+}
+
+// connectionIDs lists the ids of a connections file, for a refusal's fix.
+func connectionIDs(conns []connections.Connection) string {
+	ids := make([]string, len(conns))
+	for i, c := range conns {
+		ids[i] = fmt.Sprintf("%s (%s)", c.ID, c.Engine)
+	}
+	return strings.Join(ids, ", ")
 }

@@ -91,12 +91,12 @@ func TestQueryCommand(t *testing.T) {
 	} {
 		out, _, code := run(t, append(base, "--json", q)...)
 		var r contracts.Refusal
-		if code != ExitUnanswered || json.Unmarshal([]byte(out), &r) != nil || r.Code != want || r.Reason == "" || r.Fix == "" {
+		if code != ExitRefused || json.Unmarshal([]byte(out), &r) != nil || r.Code != want || r.Reason == "" || r.Fix == "" {
 			t.Errorf("%s: exit %d, %s; want refusal %s", q, code, out, want)
 		}
 	}
 	_, errOut, code = run(t, append(base, "select * from orders")...)
-	if code != ExitUnanswered || !strings.Contains(errOut, "refused (large_table_unbounded)") || !strings.Contains(errOut, "fix:") {
+	if code != ExitRefused || !strings.Contains(errOut, "refused (large_table_unbounded)") || !strings.Contains(errOut, "fix:") {
 		t.Errorf("text refusal: exit %d, %s", code, errOut)
 	}
 
@@ -106,12 +106,12 @@ func TestQueryCommand(t *testing.T) {
 		t.Errorf("database error: exit %d, %s", code, out)
 	}
 
-	_, _, code = run(t, "query", "--connections", conns, "--connection", "nope", "select 1")
-	if code != ExitUnanswered {
+	_, errOut, code = run(t, "query", "--connections", conns, "--connection", "nope", "select 1")
+	if code != ExitRefused || !strings.Contains(errOut, "shop (sqlite)") {
 		t.Errorf("unknown connection: exit %d", code)
 	}
 	_, _, code = run(t, append(base, "--limit", "5000", "select 1")...)
-	if code != ExitError {
+	if code != ExitRefused {
 		t.Errorf("--limit 5000: exit %d", code)
 	}
 }
@@ -124,7 +124,7 @@ func TestSQLiteCommand(t *testing.T) {
 	}
 
 	out, errOut, code := run(t, "sqlite", db)
-	if code != ExitOK || !strings.Contains(out, "\"main\".\"orders\" — table") || !strings.Contains(out, "\"main\".\"payments\"") {
+	if code != ExitOK || !strings.Contains(out, "\"main\".\"orders\" -- table") /* not a terminal: plain ASCII */ || !strings.Contains(out, "\"main\".\"payments\"") {
 		t.Fatalf("tables: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -143,7 +143,7 @@ func TestSQLiteCommand(t *testing.T) {
 		t.Errorf("blob: exit %d\n%s", code, out)
 	}
 	_, _, code = run(t, "sqlite", db, "pragma writable_schema = 1")
-	if code != ExitUnanswered {
+	if code != ExitRefused {
 		t.Errorf("pragma: exit %d", code)
 	}
 	out, _, code = run(t, "sqlite", db, "pragma table_info(orders)")
@@ -151,7 +151,7 @@ func TestSQLiteCommand(t *testing.T) {
 		t.Errorf("table_info: exit %d\n%s", code, out)
 	}
 	_, _, code = run(t, "sqlite", filepath.Join(t.TempDir(), "missing.db"))
-	if code != ExitError {
+	if code != ExitRefused {
 		t.Errorf("missing file: exit %d", code)
 	}
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,29 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/sondehq/sonde/services/gateway/client"
 )
-
-// Exit statuses.
-const (
-	ExitOK         = 0
-	ExitError      = 1
-	ExitUnanswered = 2
-	// ExitNoAnswer: no answer came: the gateway could not be reached,
-	// answered 503 or dropped the connection, or the process that ran a
-	// statement (sonde query, sonde sqlite) died. Unlike 2, it says nothing
-	// about the statement or the run, which may be retried.
-	ExitNoAnswer = 3
-)
-
-// exitError carries a chosen exit status.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
 
 // Main runs the command line and returns the process exit status.
 func Main(args []string) int {
@@ -49,17 +26,9 @@ func Main(args []string) int {
 func mainStatus(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := &cobra.Command{
-		Use:           "sonde",
-		Short:         "Read-only database investigations driven by a language model",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(newServeCmd(), newAskCmd(), newProbeCmd())
-	root.AddCommand(newQueryCmd(), newSQLiteCmd())
-	root.AddCommand(newRunsCmd())
-	root.AddCommand(newHandoverCmd())
-	root.AddCommand(newConnectionsCmd())
+	root := newRootCmd()
+	root.SetOut(plainUnlessTerminal(os.Stdout))
+	root.SetErr(plainUnlessTerminal(os.Stderr))
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -68,34 +37,64 @@ func mainStatus(args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "sonde:", ee.err)
+			fmt.Fprintln(root.ErrOrStderr(), "sonde:", ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "sonde:", err)
+	fmt.Fprintln(root.ErrOrStderr(), "sonde:", err)
 	return ExitError
 }
 
-// remoteError gives an error of the gateway's client its exit status:
-// ExitNoAnswer when no answer came (the gateway could not be reached,
-// answered 503, or dropped the connection), else ExitError.
-func remoteError(server string, err error) error {
-	var ae *client.APIError
-	switch {
-	case errors.As(err, &ae):
-		if ae.Status == http.StatusServiceUnavailable {
-			return &exitError{code: ExitNoAnswer, err: err}
-		}
-		return &exitError{code: ExitError, err: err}
-	case errors.Is(err, context.Canceled):
-		return &exitError{code: ExitError, err: err}
+// newRootCmd builds the whole command tree.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "sonde",
+		Short:         "Read-only database investigations driven by a language model",
+		Long:          "Sonde lets a language model investigate a production database, read-only.\n" + exitTable,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          usageArgs(cobra.NoArgs),
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	return &exitError{code: ExitNoAnswer, err: fmt.Errorf("no answer from the gateway at %s: it cannot be reached or it dropped the connection: %w", server, err)}
+	root.SetVersionTemplate("sonde {{.Version}}\n")
+	root.SetFlagErrorFunc(usageFlags)
+	root.AddCommand(newServeCmd(), newAskCmd(), newProbeCmd())
+	root.AddCommand(newQueryCmd(), newSQLiteCmd(), newExplainCmd())
+	root.AddCommand(newRunsCmd())
+	root.AddCommand(newHandoverCmd())
+	root.AddCommand(newConnectionsCmd(), newTablesCmd(), newDescribeCmd())
+	root.AddCommand(newVersionCmd())
+	root.AddCommand(newMCPCmd())
+	return root
 }
 
-// bindEnv gives every flag of cmd a SONDE_* environment variable default:
-// --data-dir reads SONDE_DATA_DIR. A flag given on the command line wins over
-// the variable, and the variable over the built-in default.
+// sharedEnv are the flags whose variable is the same for every command,
+// because they mean the same thing everywhere: the gateway, the token, the
+// connections file.
+var sharedEnv = map[string]bool{"server": true, "token": true, "connections": true}
+
+// envName is the variable a flag of cmd reads: SONDE_<FLAG> for the shared
+// flags and for serve (the server's own configuration), else
+// SONDE_<COMMAND>_<FLAG>, the command path below sonde included
+// (SONDE_QUERY_LIMIT, SONDE_RUNS_LIST_LIMIT), so that a variable meant for
+// one command never reaches another.
+func envName(cmd *cobra.Command, flag string) string {
+	upper := func(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+	if sharedEnv[flag] || cmd.Name() == "serve" {
+		return "SONDE_" + upper(flag)
+	}
+	path := strings.Fields(cmd.CommandPath())
+	if len(path) > 0 {
+		path = path[1:] // "sonde"
+	}
+	return "SONDE_" + upper(strings.Join(path, "_")) + "_" + upper(flag)
+}
+
+// bindEnv gives every flag of cmd an environment variable default (envName).
+// A flag given on the command line wins over the variable, and the variable
+// over the built-in default. A variable of the old unscoped form
+// (SONDE_LIMIT) is not read: a warning names the one that is.
 func bindEnv(cmd *cobra.Command) {
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		var bad error
@@ -103,11 +102,17 @@ func bindEnv(cmd *cobra.Command) {
 			if f.Changed || bad != nil {
 				return
 			}
-			name := "SONDE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+			name := envName(cmd, f.Name)
 			if v, ok := os.LookupEnv(name); ok {
 				if err := f.Value.Set(v); err != nil {
-					bad = fmt.Errorf("%s=%q: %w", name, v, err)
+					bad = usage("%s=%q: %w", name, v, err)
 				}
+				return
+			}
+			old := "SONDE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+			if _, ok := os.LookupEnv(old); ok && old != name && os.Getenv(inspectChildEnv) != "1" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sonde: warning: %s is not read by %s; its variable is %s (each command's variables are its own, docs/cli.md#environment)\n",
+					old, cmd.CommandPath(), name)
 			}
 		})
 		return bad

@@ -22,6 +22,8 @@ type runsOptions struct {
 	jsonOut bool
 	limit   int
 	cursor  string
+	// errOut receives live progress and notes; nil means the output itself.
+	errOut io.Writer
 }
 
 func (o *runsOptions) client() *client.Client { return client.New(o.server, o.token) }
@@ -35,11 +37,13 @@ func (o *runsOptions) gatewayFlags(f *pflag.FlagSet) {
 func newRunsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List, show and follow your runs on a gateway",
+		Short: "List, show, follow and cancel your runs, and fetch their results",
 		Long: `runs reads your runs over the gateway's HTTP API: only the runs your token
-opened, the most recently started first, running ones included.`,
+opened, the most recently started first, running ones included.` + "\n" + exitTable,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRunsListCmd(), newRunsShowCmd(), newRunsTailCmd())
+	cmd.AddCommand(newRunsListCmd(), newRunsShowCmd(), newRunsTailCmd(), newRunsCancelCmd(), newRunsArtifactCmd())
 	return cmd
 }
 
@@ -48,7 +52,7 @@ func newRunsListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List your runs, the most recently started first",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runsList(cmd.Context(), cmd.OutOrStdout(), o)
 		},
@@ -67,7 +71,7 @@ func newRunsShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN_ID",
 		Short: "Show one run: status, verdict, steps and report",
-		Args:  cobra.ExactArgs(1),
+		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runsShow(cmd.Context(), cmd.OutOrStdout(), o, args[0])
 		},
@@ -85,18 +89,22 @@ func newRunsTailCmd() *cobra.Command {
 		Use:   "tail RUN_ID",
 		Short: "Follow a run live, from its first entry, and print its report",
 		Long: `tail shows a run's ledger from its first entry, then each entry as it is
-appended, the way ask does, and prints the report when the run ends. A
-finished run is shown whole at once.
-
-Exit status: 0 when the run answered, 2 when it ended without answering,
-1 when the run could not be followed, 3 when the gateway could not be reached
-or dropped the connection (the run goes on).`,
-		Args: cobra.ExactArgs(1),
+appended, the way ask does (on the error stream), and prints the report to
+the output when the run ends. A finished run is shown whole at once. When
+the connection drops before the run ends, tail resumes after the last entry
+it showed. With --json it writes each ledger entry to the output as one JSON
+line as it arrives (NDJSON, the stream's own form), and nothing else.
+` + exitTable + `
+Here: 3 when the run ended without answering; 4 when the gateway stayed
+unreachable (the run goes on).`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.errOut = cmd.ErrOrStderr()
 			return runsTail(cmd.Context(), cmd.OutOrStdout(), o, args[0])
 		},
 	}
 	o.gatewayFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.jsonOut, "json", false, "write each ledger entry as one JSON line (NDJSON) as it arrives")
 	bindEnv(cmd)
 	return cmd
 }
@@ -150,10 +158,113 @@ func runsTail(ctx context.Context, out io.Writer, o runsOptions, runID string) e
 	if err != nil {
 		return remoteError(o.server, err)
 	}
-	p := &progress{out: out}
+	if o.jsonOut {
+		return tailJSON(ctx, out, c, o.server, runID)
+	}
+	p := &progress{out: progressOut(out, o.errOut)}
 	p.printf("Run %s · %s %s on connection %q · %s\n", rec.RunID, rec.Mode, rec.WorkflowType, rec.ConnectionID, rec.Status)
 	p.printf("Objective: %s\n", oneLine(rec.Objective, 200))
 	return follow(ctx, out, c, o.server, runID, p, false)
+}
+
+// tailJSON writes each entry of a run's ledger as one JSON line, resuming
+// after a drop, then answers the run's exit status.
+func tailJSON(ctx context.Context, out io.Writer, c *client.Client, server, runID string) error {
+	enc := json.NewEncoder(raw(out))
+	err := streamResuming(ctx, c, runID, func(e contracts.Entry) error { return enc.Encode(e) })
+	if err != nil {
+		return remoteError(server, fmt.Errorf("following run %s: %w", runID, err))
+	}
+	rec, err := c.Run(ctx, runID)
+	if err != nil {
+		return remoteError(server, err)
+	}
+	if rec.GoalVerdict == nil || rec.GoalVerdict.Outcome != contracts.VerdictAnswered {
+		return &exitError{code: ExitUnanswered}
+	}
+	return nil
+}
+
+func newRunsCancelCmd() *cobra.Command {
+	var o runsOptions
+	cmd := &cobra.Command{
+		Use:   "cancel RUN_ID",
+		Short: "Ask a run of yours to stop",
+		Long: `cancel asks a running run to stop; it stops at its next checkpoint, and its
+ledger records the cancellation. It prints the run's status once the request
+is recorded.
+` + exitTable + `
+Here: 2 when the run is not yours or does not exist, or has already finished
+(the message says which).`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runsCancel(cmd.Context(), cmd.OutOrStdout(), o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	o.gatewayFlags(f)
+	f.BoolVar(&o.jsonOut, "json", false, `print {"runId","status"} as JSON`)
+	bindEnv(cmd)
+	return cmd
+}
+
+func runsCancel(ctx context.Context, out io.Writer, o runsOptions, runID string) error {
+	status, err := o.client().Cancel(ctx, runID)
+	if err != nil {
+		return remoteError(o.server, err)
+	}
+	if o.jsonOut {
+		return printJSON(out, struct {
+			RunID  string              `json:"runId"`
+			Status contracts.RunStatus `json:"status"`
+		}{runID, status})
+	}
+	fmt.Fprintf(out, "Run %s: cancel recorded (%s); it stops at its next checkpoint.\n", runID, status)
+	return nil
+}
+
+func newRunsArtifactCmd() *cobra.Command {
+	var o runsOptions
+	cmd := &cobra.Command{
+		Use:   "artifact RUN_ID CORRELATION_ID",
+		Short: "Print one stored result of a run (a cited artifact)",
+		Long: `artifact prints one result a run stored, as a report cites it ("cites
+artifact c_…"): its statement, then its rows as sonde query prints them. With
+--json, the whole artifact as the API returns it.
+` + exitTable + `
+Here: 2 when the run or the artifact does not exist or is not yours (results
+expire with the artifact store's TTL).`,
+		Args: usageArgs(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runsArtifact(cmd.Context(), cmd.OutOrStdout(), o, args[0], args[1])
+		},
+	}
+	f := cmd.Flags()
+	o.gatewayFlags(f)
+	f.BoolVar(&o.jsonOut, "json", false, "print the artifact as JSON")
+	bindEnv(cmd)
+	return cmd
+}
+
+func runsArtifact(ctx context.Context, out io.Writer, o runsOptions, runID, correlationID string) error {
+	art, err := o.client().Artifact(ctx, runID, correlationID)
+	if err != nil {
+		return remoteError(o.server, err)
+	}
+	if o.jsonOut {
+		return printJSON(out, art)
+	}
+	fmt.Fprintf(out, "Artifact %s of run %s on connection %s (%s):\n", art.CorrelationID, runID, art.ConnectionID, art.Profile)
+	if art.SQL != "" {
+		fmt.Fprintf(out, "  %s\n", oneLine(art.SQL, 2000))
+	}
+	fmt.Fprintln(out)
+	rows := art.Data
+	if rows == nil {
+		rows = [][]any{}
+	}
+	printTable(out, api.QueryResponse{Columns: art.Columns, Rows: rows, RowCount: len(rows), Truncated: art.Truncated, TruncatedBy: art.TruncatedBy})
+	return nil
 }
 
 // printRecord prints a run's record: what it was, what it spent, each step

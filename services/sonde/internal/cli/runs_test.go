@@ -107,7 +107,7 @@ func TestRunsListShowTail(t *testing.T) {
 		for _, f := range []func(context.Context, io.Writer, runsOptions, string) error{runsShow, runsTail} {
 			err := f(ctx, &out, ob, newest)
 			var ee *exitError
-			if !errors.As(err, &ee) || ee.code != ExitError || !strings.Contains(err.Error(), contracts.CodeRunNotFound) {
+			if !errors.As(err, &ee) || ee.code != ExitRefused || !strings.Contains(err.Error(), contracts.CodeRunNotFound) {
 				t.Fatalf("bob reads alice's run: %v", err)
 			}
 		}
@@ -135,7 +135,7 @@ func TestRunsListShowTail(t *testing.T) {
 
 		err := runsShow(ctx, &out, o, "rnothing")
 		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != ExitError {
+		if !errors.As(err, &ee) || ee.code != ExitRefused {
 			t.Fatalf("show of no run: %v", err)
 		}
 	})

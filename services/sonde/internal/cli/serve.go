@@ -112,7 +112,7 @@ provision (and later update) every resource.
 Every flag can also be set as SONDE_<FLAG> (SONDE_DATA_DIR, SONDE_HTTP, …);
 a flag on the command line wins over the variable. The model is configured
 with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.passOnArgs = cmd.Flags().Changed("nats-password")
 			o.flags = cmd.Flags()
@@ -235,6 +235,9 @@ func serve(ctx context.Context, o serveOptions) error {
 			return fmt.Errorf("SONDE_API_TOKENS: %w", err)
 		}
 		gwCfg = gateway.Config{Listen: o.httpAddr, Tokens: tokens, Logger: log, Disabled: agentsDisabled()}
+		if gwCfg.CORSOrigins, err = gateway.ParseCORSOrigins(os.Getenv("SONDE_CORS_ORIGINS")); err != nil {
+			return fmt.Errorf("SONDE_CORS_ORIGINS: %w", err)
+		}
 	}
 
 	// Executors run in supervised child processes when this process runs

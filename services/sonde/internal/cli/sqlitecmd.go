@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -19,15 +18,23 @@ func newSQLiteCmd() *cobra.Command {
 this machine. With no SQL it prints the tables and their CREATE statements;
 with SQL it runs one guarded SELECT under the inspect profile, its parameters
 (--params) bound separately. The file must exist; it is never changed.
+SQL - reads the statement from the standard input.
 ` + inspectExitStatus,
-		Args: cobra.RangeArgs(1, 2),
+		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 && args[1] == "-" && os.Getenv(inspectChildEnv) != "1" {
+				sql, err := statementArg(cmd, args[1:], "")
+				if err != nil {
+					return err
+				}
+				args = []string{args[0], sql}
+			}
 			if done, err := inChild(cmd, args, o.inProcess); done {
 				return err
 			}
 			path := args[0]
 			if _, err := os.Stat(path); err != nil {
-				return fmt.Errorf("sqlite: %w", err)
+				return usage("sqlite: %w", err)
 			}
 			conn := connections.Connection{ID: "sqlite", Engine: contracts.EngineSQLite, Path: path}
 			op, sql := contracts.OpInventory, ""

@@ -451,8 +451,8 @@ func TestAskWorkflowFlag(t *testing.T) {
 		srv := fakeGateway(t, &got)
 		err := ask(context.Background(), &bytes.Buffer{}, askOptions{server: srv.URL, workflow: "optimisation\x1b[2J"}, "x")
 		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != ExitError {
-			t.Fatalf("ask: %v, want exit %d", err, ExitError)
+		if !errors.As(err, &ee) || ee.code != ExitRefused {
+			t.Fatalf("ask: %v, want exit %d", err, ExitRefused)
 		}
 		for _, w := range contracts.WorkflowTypes {
 			if !strings.Contains(err.Error(), string(w)) {

@@ -1,0 +1,92 @@
+// Package console serves Sonde's web console: a page and its script and
+// style, embedded in the binary, so the console works offline and fetches
+// nothing from the network. The page talks to the gateway's own HTTP API
+// with the user's bearer token; it holds no secret of its own.
+package console
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+//go:embed static
+var static embed.FS
+
+// Prefix is the path the console's assets are served under; the page itself
+// is served at "/".
+const Prefix = "/console/"
+
+// securityHeaders keep the page to its own origin: scripts and styles from
+// the gateway only (no inline script, so an injected tag cannot run even if
+// a rendering mistake let one through), no framing, no referrer.
+var securityHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+	"X-Content-Type-Options": "nosniff",
+	"Referrer-Policy":        "no-referrer",
+	"X-Frame-Options":        "DENY",
+	"Cache-Control":          "no-cache",
+}
+
+var types = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".svg":  "image/svg+xml",
+}
+
+// Handler serves the page at "/" and its assets under Prefix; anything else
+// is 404. Only GET and HEAD are answered.
+func Handler() http.Handler {
+	files, err := fs.Sub(static, "static")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		name := ""
+		switch {
+		case r.URL.Path == "/" || r.URL.Path == "/index.html":
+			name = "index.html"
+		case strings.HasPrefix(r.URL.Path, Prefix):
+			name = strings.TrimPrefix(path.Clean(r.URL.Path), Prefix)
+		}
+		ct, ok := types[path.Ext(name)]
+		if name == "" || name == "index.html" && r.URL.Path != "/" && r.URL.Path != "/index.html" || !ok {
+			http.NotFound(w, r)
+			return
+		}
+		b, err := fs.ReadFile(files, name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		for k, v := range securityHeaders {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(b)
+		}
+	})
+}
+
+// handler is built once: the embedded tree does not change.
+var handler = Handler()
+
+// Serve answers an echo request with the console (the gateway's route table
+// maps "/" and Prefix+"*" here).
+func Serve(c echo.Context) error {
+	handler.ServeHTTP(c.Response(), c.Request())
+	return nil
+}
