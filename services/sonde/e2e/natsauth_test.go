@@ -19,6 +19,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/natsx"
+	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/sonde/internal/stacktest"
 )
 
@@ -221,6 +222,10 @@ func TestNATSPermissionsOnTheWire(t *testing.T) {
 	if err != nil || !slices.ContainsFunc(conns, func(d contracts.ConnectionDescriptor) bool { return d.ID == "demo" }) {
 		t.Fatalf("connections: %v %+v", err, conns)
 	}
+	// A direct query (the inspect profile) runs on the gateway's user.
+	if q, err := c.Query(ctx, api.QueryRequest{ConnectionID: "demo", SQL: "SELECT count(*) AS n FROM orders"}); err != nil || len(q.Rows) != 1 {
+		t.Fatalf("direct query on the gateway's user: %v %+v", err, q)
+	}
 	// Readiness pings the demo connection's executor ($SRV.PING) on the
 	// gateway's user.
 	resp, err := http.Get(s.URL + "/readyz")
@@ -261,14 +266,15 @@ func TestNATSPermissionsOnTheWire(t *testing.T) {
 		return err
 	})
 
-	// The gateway cannot append to the ledger nor ask an executor directly.
+	// The gateway cannot append to the ledger nor ask an executor for a
+	// run's own operations.
 	gw := connectAs(t, url, "gateway")
 	gwJS := jsOf(t, gw)
 	refused(t, gw, runSubject, func(ctx context.Context) error {
 		_, err := gwJS.Publish(ctx, runSubject, []byte(`{}`))
 		return err
 	})
-	for _, subj := range []string{"sonde.exec.sqlite.read", "sonde.exec.sqlite.schema"} {
+	for _, subj := range []string{"sonde.exec.sqlite.profile", "sonde.exec.sqlite.operations", "sonde.exec.sqlite.check"} {
 		refused(t, gw, subj, func(ctx context.Context) error {
 			_, err := gw.RequestWithContext(ctx, subj, []byte(`{}`))
 			if err == nil {
