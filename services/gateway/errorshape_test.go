@@ -121,6 +121,12 @@ func TestEveryErrorIsTheErrorShape(t *testing.T) {
 		{"model cannot call tools", http.MethodPost, api.PathRuns, tokAlice, `{"objective":"x","connectionId":"shop"}`, nil, http.StatusUnprocessableEntity, api.CodeModelCapabilityMissing},
 		{"not ready", http.MethodGet, api.PathReady, "", "", nil, http.StatusServiceUnavailable, contracts.CodeUnavailable},
 		{"no executor", http.MethodPost, api.PathQuery, tokAlice, `{"sql":"select 1","connectionId":"shop"}`, nil, http.StatusServiceUnavailable, contracts.CodeUnavailable},
+		// A browser's cross-site "simple" request declares text/plain or a
+		// form: refused before the body is read.
+		{"text/plain body", http.MethodPost, api.PathQuery, tokAlice, `{"sql":"select 1","connectionId":"shop"}`,
+			map[string]string{"Content-Type": "text/plain;charset=UTF-8"}, http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType},
+		{"form body", http.MethodPost, api.PathRuns, tokAlice, `{"objective":"x","connectionId":"shop"}`,
+			map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

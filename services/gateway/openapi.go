@@ -123,6 +123,10 @@ func buildOpenAPI(table []route) (obj, error) {
 		}
 		responses := obj{fmt.Sprint(status): ok}
 		errs := slices.Clone(r.Errors)
+		if r.Request != nil {
+			// A body that is not declared JSON is refused (decodeBody).
+			errs = append(errs, http.StatusUnsupportedMediaType)
+		}
 		if !r.Public {
 			errs = append(errs, http.StatusUnauthorized)
 		}

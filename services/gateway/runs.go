@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -350,8 +351,20 @@ func (g *Gateway) ownedRun(ctx context.Context, a contracts.Actor, runID string)
 }
 
 // decodeBody decodes a JSON body strictly: one object, no unknown fields.
+// A body declared as anything but application/json is refused, so that a
+// web page elsewhere cannot post to the API as a "simple" cross-site request
+// (a browser always declares a text/plain or form body, which needs no CORS
+// preflight; a JSON one does, and the preflight is refused unless the
+// origin is configured). A body with no declared type (a script's) is read.
 func decodeBody(c echo.Context, v any) error {
 	r := c.Request()
+	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
+			return fail(http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType,
+				fmt.Sprintf("the request body is sent as %q, not application/json", r.Header.Get(echo.HeaderContentType)),
+				"send the JSON object with Content-Type: application/json")
+		}
+	}
 	body := http.MaxBytesReader(c.Response(), r.Body, maxBodyBytes)
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()

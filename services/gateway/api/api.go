@@ -67,6 +67,9 @@ const (
 	// CodeCORSOriginNotAllowed: a CORS preflight came from an origin the
 	// operator did not list (403).
 	CodeCORSOriginNotAllowed = "CORS_ORIGIN_NOT_ALLOWED"
+	// CodeUnsupportedMediaType: a request body not sent as
+	// application/json (415).
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
 )
 
 // ErrorBody is every non-2xx answer: {"error":{"code":…,"message":…,"fix":…}}.
