@@ -234,6 +234,12 @@ type ConnectionDescriptor struct {
 	Policy string `json:"policy,omitempty"`
 	// Demo marks the built-in demonstration database.
 	Demo bool `json:"demo,omitempty"`
+	// Readable lists the table patterns a statement may read (empty: every
+	// table) and LargeTables the tables a statement must bound from below,
+	// with the column: what the guard holds the connection to, shown to the
+	// people who use it.
+	Readable    []string          `json:"readable,omitempty"`
+	LargeTables map[string]string `json:"largeTables,omitempty"`
 	// Status says whether the executor can serve the connection now; empty
 	// (from an executor older than this field) means available.
 	Status ConnectionStatus `json:"status,omitempty"`

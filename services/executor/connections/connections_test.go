@@ -2,8 +2,10 @@ package connections_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,6 +127,11 @@ func TestDescriptorHidesSecrets(t *testing.T) {
 		}
 		if len(d.Identity) != 64 {
 			t.Errorf("identity %q is not a hex sha256", d.Identity)
+		}
+		// The guard's policy is shown to the people who use the
+		// connection: its readable patterns and bounded tables.
+		if !slices.Equal(d.Readable, c.Readable) || !maps.Equal(d.LargeTables, c.LargeTables) {
+			t.Errorf("descriptor of %s shows readable %v and large tables %v, want %v and %v", c.ID, d.Readable, d.LargeTables, c.Readable, c.LargeTables)
 		}
 		for _, secret := range []string{"s3cret", "reader", "db:5432", "demo.db", "data/"} {
 			if strings.Contains(d.Identity, secret) || strings.Contains(d.Description, secret) {

@@ -3,9 +3,11 @@ package connections
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
@@ -21,6 +23,8 @@ func (c Connection) Descriptor() contracts.ConnectionDescriptor {
 		Identity:    c.Identity(),
 		Policy:      c.PolicyDigest(),
 		Demo:        c.Demo,
+		Readable:    slices.Clone(c.Readable),
+		LargeTables: maps.Clone(c.LargeTables),
 	}
 }
 

@@ -260,7 +260,7 @@ func TestConsoleDemoRun(t *testing.T) {
 		t.Errorf("controls without a label: %v", unlabelled)
 	}
 	safety := evalIn[string](b, `document.getElementById('safety').textContent`)
-	for _, want := range []string{"SQLite", "mode=ro", "query_only", "Reads only"} {
+	for _, want := range []string{"SQLite", "mode=ro", "query_only", "Reads only", "Readable: every table"} {
 		if !strings.Contains(safety, want) {
 			t.Errorf("the safety strip does not say %q: %s", want, safety)
 		}

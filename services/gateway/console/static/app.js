@@ -350,6 +350,13 @@
       if (b.statementTimeoutMs) lim.push(fmtMs(b.statementTimeoutMs) + ' per statement');
       if (lim.length) rows.push(el('p', {}, el('strong', { text: 'Limits per read: ' }), lim.join(', ') + '.'));
     }
+    rows.push(el('p', {}, el('strong', { text: 'Readable: ' }),
+      c.readable && c.readable.length ? c.readable.join(', ') : 'every table of the connection'));
+    const large = Object.keys(c.largeTables || {});
+    if (large.length) {
+      rows.push(el('p', {}, el('strong', { text: 'Bounded tables: ' }),
+        large.map((t) => t + ' (a read must bound ' + c.largeTables[t] + ' from below)').join('; ')));
+    }
     if (c.status === 'unavailable') rows.push(el('p', { class: 'warn', text: 'Unavailable: ' + (c.reason || 'the executor cannot open it') }));
     for (const w of c.warnings || []) rows.push(el('p', { class: 'warn', text: 'Operator warning: ' + w }));
     append(s, rows);
