@@ -13,7 +13,9 @@
 # replacements; a replacement whose old text is missing, or found twice, is a
 # stale mutant and fails the gate (the code moved: update the list). Each
 # focused test set is first run unmutated and must pass. A mutant that does
-# not compile fails the gate too.
+# not compile fails the gate too, and so does a focused test that skips (a
+# skipped test catches nothing): the shared datasets some tests read beside
+# the repository (../shared/datasets) are copied beside the scratch copy.
 #
 # The PostgreSQL mutants need a server: SONDE_TEST_PG_URL, or a throwaway one
 # from scripts/postgres.sh. Without one they are reported as not run and the
@@ -50,7 +52,7 @@ drive=services/orchestrator/drive.go
 # Issue 8: the run loop's rules.
 m intent-after-effect "$orch" 'TestDriveRecordsTheIntentBeforeAskingTheExecutor' - \
 	"$call" 'if err := d.append(ctx, contracts.KindToolInvoked, inv); err != nil {' 'if err := error(nil); err != nil {' \
-	"$call" 'reply, err := d.execute(ctx, op, req)' 'reply, err := d.execute(ctx, op, req); if aerr := d.append(ctx, contracts.KindToolInvoked, inv); aerr != nil { return aerr }'
+	"$call" 'reply, err := d.execute(ctx, op, *req)' 'reply, err := d.execute(ctx, op, *req); if aerr := d.append(ctx, contracts.KindToolInvoked, inv); aerr != nil { return aerr }'
 m settled-step-re-executed "$orch" 'TestDriveReplaysASettledStep' - \
 	"$call" 'case contracts.StepCompleted, contracts.StepFailed:' 'case "never":'
 m statement-budget-removed "$orch" 'TestDriveRefusesPastTheStatementBudget' - \
@@ -129,13 +131,13 @@ m reserve-ignores-slow-turns "$orch" 'TestReportReserveGrowsWithSlowTurns' - \
 m last-turn-said-twice "$orch" 'TestTurnNoticesAreTrue' - \
 	"$drive" 'case left <= 1:' 'case left <= b.ReportReserveTurns:'
 m status-line-dropped "$orch" 'TestEveryToolResultEndsWithTheRunsStatus' - \
-	"$call" 'content += d.status(tc.Turn, false, stepID != "" && code != contracts.RefuseResultTooLarge)' 'content += ""'
+	"$call" 'content += d.status(tc.Turn, false, stepID != "" && !contracts.RefusalRan(code))' 'content += ""'
 m citable-ids-not-listed "$orch" 'TestRefusedCitationListsWhatIsCitable' - \
 	"$call" 'citationRule+" "+list)' 'citationRule+" "+list[:0])'
 m fence-mark-unnamed "$orch" 'TestRulesSayTheTrueLimitsAndTheEngine' - \
 	services/orchestrator/transcript.go 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.ResealMarked(content, mark)})' 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.Reseal(content)})' \
 	services/orchestrator/transcript.go '+ markRule(mark)},' '+ markRule("")},'
-m agent-run-without-tools-supported ./pkg/policy/ 'TestEveryWorkflowIsAWholeRow' - \
+m agent-run-without-tools-supported ./pkg/policy/ 'TestEveryWorkflowIsAWholeRow|TestAgentRunNeedsTools' - \
 	pkg/policy/policy.go 'return len(r.AgentTools) > 0' 'return len(r.AgentTools) >= 0'
 # Issue 11: a plan is never a run.
 m postgres-plan-analyzes ./services/executor/internal/postgres/ 'TestPlanNeverRuns' pg \
@@ -150,6 +152,123 @@ m hypothetical-index-not-reset ./services/executor/internal/postgres/ 'TestPlanH
 	services/executor/internal/postgres/hypothetical.go 'return control(ctx, pc, "SELECT "+ns+".hypopg_reset()")' 'return nil'
 m hypothetical-index-table-unguarded ./services/executor/internal/postgres/ 'TestPlanHypotheticalHostile' pg \
 	services/executor/internal/postgres/hypothetical.go 'ref = guard.Apply(ix.Probe, p)' 'ref = guard.Apply(ix.Probe, guard.Policy{})'
+
+# Issue 11: the specialist workflows' tools. A presented answer is one data
+# read, once, its chart checked against the live rows; a comparison joins
+# two plans of the run.
+wt=services/orchestrator/workflowtools.go
+m answer-not-a-data-read-accepted "$orch" 'TestPresentAnswerRefusesEachWrongAnswer|TestPresentAnswerRefusesAProfile' - \
+	"$wt" 'case st.Tool != policy.ToolRunReadQuery:' 'case false:'
+m answer-profile-accepted "$orch" 'TestPresentAnswerRefusesAProfile' - \
+	"$wt" 'case st.Tool != policy.ToolRunReadQuery:' 'case st.Tool == policy.ToolInspectPlan:'
+m answer-recorded-twice "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
+	"$wt" 'if rec := d.record(); rec.Answer != nil {' 'if rec := d.record(); false && rec.Answer != nil {'
+m chart-numeric-unchecked "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
+	"$wt" 'if !numericColumn(art.Data, cols[n]) {' 'if false {'
+m chart-numeric-threshold-lowered "$orch" 'TestChartNumericThreshold' - \
+	"$wt" 'return present > 0 && numeric*5 > present*4' 'return present > 0 && numeric > 0'
+m chart-one-row-accepted "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
+	"$wt" 'if len(art.Data) < 2 {' 'if len(art.Data) < 1 {'
+m compare-plans-accepts-a-read "$orch" 'TestComparePlansJoinsTheLedger' - \
+	"$wt" 'if st.Tool != policy.ToolInspectPlan || st.Status != contracts.StepCompleted || st.Artifact == nil {' 'if st.Status != contracts.StepCompleted || st.Artifact == nil {' \
+	"$wt" 'if !ok || ps.step.Plan == nil {' 'if !ok {'
+m compare-plans-released-rows "$orch" 'TestComparePlansJoinsTheLedger' - \
+	"$wt" 'if !d.held(ctx, id) {' 'if false {'
+m recommendation-unresolved-evidence "$orch" 'TestRecommendChangeIsRecordedNeverRun' - \
+	"$wt" 'if len(unresolved) > 0 {' 'if false {'
+m handover-without-autoexecute "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
+	"$wt" 'if d.header.AutoExecute {' 'if true {'
+m gate-evidence-ignores-fingerprint "$orch" 'TestAutoExecuteGateReadsTheLedger' - \
+	"$wt" 'if st.Status != contracts.StepCompleted || st.Fingerprint == "" || st.Fingerprint != answer.Fingerprint {' 'if st.Status != contracts.StepCompleted {'
+m operations-row-packs-columns "$orch" 'TestOperationsRunIsPackedAsNamesAndIndexes' - \
+	pkg/policy/policy.go 'NamesAndIndexes: true,' 'NamesAndIndexes: false,'
+m operations-packing-names-columns ./pkg/grounding/ 'TestOperationsPackingIsNamesAndIndexes' - \
+	pkg/grounding/pack.go 'order, line = inventoryOrder(len(inv.Relations)), IndexLine' 'order, line = inventoryOrder(len(inv.Relations)), Line'
+
+# Issue 11: the four specialist verdict rules.
+vw=pkg/verdict/workflows.go
+m verdict-qo-plans-not-exempt ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'v := baseline(RuleQueryOptimization, entries, cancelled, produced.isPlan)' 'v := baseline(RuleQueryOptimization, entries, cancelled, nil)'
+m verdict-qo-no-comparison-answers ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'v.Outcome, v.Unmet = contracts.VerdictUnanswered, append(v.Unmet, UnmetNoPlanComparison)' '_ = UnmetNoPlanComparison'
+m verdict-qo-index-without-plan ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'ref.Source == contracts.EvidenceArtifact && produced.isPlan(ref.CorrelationID)' 'ref.Source == contracts.EvidenceArtifact && produced.Resolves(ref)'
+m verdict-da-no-profile-answers ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'if v.Outcome == contracts.VerdictAnswered && !hasKind(entries, contracts.KindTableProfiled) {' 'if false {'
+m verdict-ops-snapshot-is-a-reading ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'ref.CorrelationID != produced.Snapshot && produced.Resolves(ref)' 'produced.Resolves(ref)'
+m verdict-ops-unproduced-is-a-reading ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'ref.CorrelationID != produced.Snapshot && produced.Resolves(ref)' 'ref.CorrelationID != produced.Snapshot'
+m verdict-an-no-answer ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'if answer == "" {' 'if false {'
+m verdict-an-answer-uncited ./pkg/verdict/ 'TestSpecialistVerdicts' - \
+	"$vw" 'if ref.Source == contracts.EvidenceArtifact && ref.CorrelationID == answer {' 'if ref.Source == contracts.EvidenceArtifact {'
+
+# Issue 11: the auto-execute gate fails closed on each of its three
+# conditions; the handover route replays only what the gate passed, with
+# the run's statement, under agent-handover.
+hg=pkg/handover/handover.go
+m gate-executed-unchecked ./pkg/handover/ 'TestGateEightCombinations' - \
+	"$hg" 'if !e.Executed {' 'if false {'
+m gate-plan-unchecked ./pkg/handover/ 'TestGateEightCombinations' - \
+	"$hg" 'if reason, fix := planRisk(e.Engine, e.Plan); reason != "" {' 'if reason, fix := planRisk(e.Engine, e.Plan); false && reason != "" {'
+m gate-elapsed-unchecked ./pkg/handover/ 'TestGateEightCombinations|TestGateBoundaries' - \
+	"$hg" 'case e.ElapsedMs > MaxElapsedMs:' 'case false:'
+m gate-no-plan-passes ./pkg/handover/ 'TestGateRiskyPlans' - \
+	"$hg" 'return "this run read no plan of this statement", inspectFix' 'return "", ""'
+m gate-unweighed-engine-passes ./pkg/handover/ 'TestGateRiskyPlans' - \
+	"$hg" 'case engine != contracts.EnginePostgres && engine != contracts.EngineSQLite:' 'case false:'
+m gate-plan-cost-unchecked ./pkg/handover/ 'TestGateRiskyPlans|TestGateBoundaries' - \
+	"$hg" 'case *p.Cost > MaxPlanCost:' 'case false:'
+gh=services/gateway/handover.go
+m handover-replays-unpassed-answer ./services/gateway/ 'TestHandoverRefusals' - \
+	"$gh" 'case ans.Handover != contracts.HandoverAutoExecuted:' 'case false:'
+m handover-takes-a-body ./services/gateway/ 'TestHandoverRefusals' - \
+	"$gh" 'if err := refuseBody(c.Request()); err != nil {' 'if err := refuseBody(c.Request()); false && err != nil {'
+m handover-sql-from-request ./services/gateway/ 'TestHandoverRequest' - \
+	"$gh" 'SQL: ans.SQL, TimeoutMs: handoverTimeoutMs}' 'SQL: c.QueryParam("sql"), TimeoutMs: handoverTimeoutMs}'
+m handover-route-profile ./services/gateway/ 'TestHandoverRequest' - \
+	"$gh" 'Profile: contracts.ProfileAgentHandover,' 'Profile: contracts.ProfileInspect,'
+m handover-profile-rows-widened ./services/executor/ 'TestHandoverProfile$' - \
+	services/executor/profile.go 'rows: 500, maxRows: 500,' 'rows: 5000, maxRows: 5000,'
+m handover-profile-truncates ./services/executor/ 'TestHandoverProfile$' - \
+	services/executor/profile.go 'bytes: 64 << 20, maxBytes: 64 << 20,' 'bytes: 64 << 20, maxBytes: 64 << 20, truncate: true,'
+
+# Issue 11: a profile counts, never reads a value, and never resolves or
+# names a table the readable patterns hide.
+ep=services/executor/internal/engine/profile.go
+m profile-reads-a-value ./services/executor/internal/engine/ 'TestComposedProfileSelectsCountsOnly' - \
+	"$ep" 's.present = add(d.Count+"("+col+")", "p", i)' $'s.present = add(d.Count+"("+col+")", "p", i)\n\t\tadd("max("+col+")", "v", i)'
+m profile-name-unquoted ./services/executor/internal/postgres/ 'TestProfileComposedIsOneSelect' - \
+	"$ep" 'return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"`' 'return `"` + ident + `"`'
+m profile-large-table-unsampled ./services/executor/ 'TestProfileFindingsAndHostileSQLite' - \
+	services/executor/internal/sqlite/profile.go 'sample = engine.ProfileSampleRows' 'sample = 0'
+m profile-unreadable-resolves-sqlite ./services/executor/ 'TestProfileFindingsAndHostileSQLite' - \
+	services/executor/internal/sqlite/inventory.go 'if !e.policy.CanRead(guard.NamesASCIIFold, guard.Table{Schema: DefaultSchema, Name: name}) {' 'if false {'
+m profile-unprofilable-names-hidden-sqlite ./services/executor/internal/sqlite/ 'TestProfileSQLite' - \
+	services/executor/internal/sqlite/profile.go 'if !e.policy.CanRead(guard.NamesASCIIFold, guard.Table{Schema: DefaultSchema, Name: table}) {' 'if false {'
+m profile-unprofilable-names-hidden-postgres ./services/executor/internal/postgres/ 'TestUnprofilableNamesOnlyReadableSequences' pg \
+	services/executor/internal/postgres/profile.go $'if !e.readable(schema, name) {\n\t\t\tcat.Unreadable++' $'if false {\n\t\t\tcat.Unreadable++'
+
+# Issue 11: an operational reading never names a relation the readable
+# patterns hide, is refused past its bytes rather than cut short, and its
+# profile serves readings only.
+so=services/executor/internal/sqlite/operations.go
+po=services/executor/internal/postgres/operations.go
+m operations-table-stats-names-hidden-sqlite ./services/executor/internal/sqlite/ 'TestOperationsHiddenAndHostileNames' - \
+	"$so" $'if !e.tableReadable(o.table) {\n\t\t\tif o.typ == "table" {' $'if false {\n\t\t\tif o.typ == "table" {'
+m operations-index-stats-names-hidden-sqlite ./services/executor/internal/sqlite/ 'TestOperationsHiddenAndHostileNames' - \
+	"$so" $'if !e.tableReadable(o.table) {\n\t\t\tr.Hidden++\n\t\t\tcontinue\n\t\t}\n\t\tidx = append(idx, o)' $'if false {\n\t\t\tr.Hidden++\n\t\t\tcontinue\n\t\t}\n\t\tidx = append(idx, o)'
+m operations-table-stats-names-hidden-postgres ./services/executor/internal/postgres/ 'TestOperationsBlockedSessionAndHidden' pg \
+	"$po" $'read(TableStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif !e.readable(s, n) {' $'read(TableStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif _ = n; false {'
+m operations-index-stats-names-hidden-postgres ./services/executor/internal/postgres/ 'TestOperationsBlockedSessionAndHidden' pg \
+	"$po" $'read(IndexStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif !e.readable(s, n) {' $'read(IndexStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif _ = n; false {'
+m operations-table-stats-names-hidden-duckdb ./services/executor/internal/duckdb/ 'TestOperationsHiddenAndHostileNames' - \
+	services/executor/internal/duckdb/operations.go $'s, n := text(row[0]), text(row[1])\n\t\t\tif !e.readable(s, n) {' $'s, n := text(row[0]), text(row[1])\n\t\t\tif false {'
+m operations-over-budget-truncates ./services/executor/ 'TestOperationsRefusedPastItsBytes' - \
+	services/executor/operations.go 'rowset.Limits{MaxRows: limit, MaxBytes: ereq.Limits.MaxBytes})' 'rowset.Limits{MaxRows: limit, MaxBytes: ereq.Limits.MaxBytes, Truncate: true})'
+m operations-profile-serves-reads ./services/executor/ 'TestOperationsProfileAndCapability' - \
+	services/executor/executor.go 'case req.Profile == contracts.ProfileAgentOperations && op != contracts.OpOperations:' 'case false:'
 
 # Issue 9: what the inventory names, what a planning run is given, which
 # capture a run may reuse.
@@ -201,6 +320,10 @@ echo "mutants: copying the working tree to $scratch" >&2
 rm -rf "$scratch"
 mkdir -p "$scratch/tree" "$scratch/pristine" "$scratch/logs"
 tar -C "$root" --exclude=./.git --exclude=./bin --exclude=./.sonde-demo -cf - . | tar -C "$scratch/tree" -xf -
+if [[ -d "$root/../shared/datasets" ]]; then
+	mkdir -p "$scratch/shared"
+	cp -R "$root/../shared/datasets" "$scratch/shared/"
+fi
 
 decode() { printf '%s' "$1" | base64 -d; }
 
@@ -236,14 +359,21 @@ restore() {
 	(cd "$scratch/pristine" && find . -type f) | while read -r f; do cp "$scratch/pristine/$f" "$scratch/tree/$f"; done
 }
 
-# focus PKG RUN LOG: runs the focused tests; prints pass, fail or build.
+# focus PKG RUN LOG: runs the focused tests; prints pass, fail, build, none
+# (no test matched) or skip (a matched test skipped: it caught nothing).
 focus() {
-	(cd "$scratch/tree" && "$GO" test -count=1 -timeout "$per_test_timeout" -run "$2" "$1") >"$3" 2>&1
+	(cd "$scratch/tree" && "$GO" test -count=1 -v -vet=off -timeout "$per_test_timeout" -run "$2" "$1") >"$3" 2>&1
 	local rc=$?
 	if grep -qE '\[(build|setup) failed\]|^# ' "$3"; then
 		echo build
 	elif ((rc == 0)); then
-		if grep -q 'no tests to run' "$3"; then echo none; else echo pass; fi
+		if grep -q 'no tests to run' "$3"; then
+			echo none
+		elif grep -q '^--- SKIP' "$3"; then
+			echo skip
+		else
+			echo pass
+		fi
 	else
 		echo fail
 	fi
