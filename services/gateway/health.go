@@ -96,16 +96,17 @@ func (g *Gateway) executorsAnswer(ctx context.Context) error {
 	}
 	var missing []string
 	for _, e := range engines {
-		subject, err := micro.ControlSubject(micro.PingVerb, contracts.QueueExecutorPrefix+string(e), "")
+		name := contracts.QueueExecutorPrefix + string(e) // the service's NATS micro name, as logs and `nats micro` show it
+		subject, err := micro.ControlSubject(micro.PingVerb, name, "")
 		if err == nil {
 			_, err = g.nc.RequestWithContext(ctx, subject, nil)
 		}
 		conns := strings.Join(byEngine[e], ", ")
 		switch {
 		case errors.Is(err, nats.ErrNoResponders):
-			missing = append(missing, fmt.Sprintf("no %s executor is running (connections %s)", e, conns))
+			missing = append(missing, fmt.Sprintf("no %s is running (connections %s)", name, conns))
 		case err != nil:
-			missing = append(missing, fmt.Sprintf("the %s executor did not answer its ping (connections %s): %v", e, conns, err))
+			missing = append(missing, fmt.Sprintf("%s did not answer its ping (connections %s): %v", name, conns, err))
 		}
 	}
 	if len(missing) > 0 {

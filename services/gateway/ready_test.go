@@ -30,7 +30,7 @@ func TestReadyNeedsAnExecutorForEveryPublishedConnection(t *testing.T) {
 	e.putConnection(contracts.ConnectionDescriptor{ID: "crm", Engine: contracts.EngineSQLite, Identity: "id-crm"})
 	status, body := ready()
 	er := wantError(t, status, body, http.StatusServiceUnavailable, contracts.CodeUnavailable)
-	if !strings.Contains(er.Message, "no sqlite executor is running (connections crm, shop)") || er.Fix == "" {
+	if !strings.Contains(er.Message, "no executor-sqlite is running (connections crm, shop)") || er.Fix == "" {
 		t.Fatalf("reason: %+v", er)
 	}
 
@@ -54,7 +54,7 @@ func TestReadyNeedsAnExecutorForEveryPublishedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, body = ready()
-	if er := wantError(t, status, body, http.StatusServiceUnavailable, contracts.CodeUnavailable); !strings.Contains(er.Message, "no sqlite executor") {
+	if er := wantError(t, status, body, http.StatusServiceUnavailable, contracts.CodeUnavailable); !strings.Contains(er.Message, "no executor-sqlite") {
 		t.Fatalf("after the executor stopped: %+v", er)
 	}
 }

@@ -40,7 +40,7 @@ func TestReadyFollowsTheExecutorAndTheOrchestrator(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, why := readyz(t, s)
-	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no sqlite executor is running (connections demo)") {
+	if status != http.StatusServiceUnavailable || !strings.Contains(why, "no executor-sqlite is running (connections demo)") {
 		t.Fatalf("executor stopped: %d %q", status, why)
 	}
 	s.StartExecutor(t, s.NATS.Connect())
