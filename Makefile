@@ -4,13 +4,18 @@ GO ?= go
 MODULES := contracts pkg services/executor services/gateway services/modelturn services/orchestrator services/sonde
 PKGS := $(MODULES:%=./%/...)
 
-.PHONY: all build demo test vet fmt-check bench schemas clean toolchain mutants
+.PHONY: all build demo test vet fmt-check bench schemas clean toolchain testdeps mutants
 
 all: build
 
 # toolchain: gcc and g++ for cgo (libpg_query, DuckDB), installed if missing.
 toolchain:
 	@./scripts/toolchain.sh
+
+# testdeps: chromium (console browser tests) and Node with npm (the MCP
+# TypeScript SDK client tests), installed if missing.
+testdeps:
+	@./scripts/testdeps.sh
 
 ## build: compile bin/sonde, the all-in-one binary, its version stamped
 ## (VERSION=… overrides; sonde version prints it, "dev" for a plain go build).
@@ -22,12 +27,13 @@ build: toolchain
 demo: build
 	./scripts/demo.sh
 
-## test: the whole suite (vet, formatting, race-enabled tests on real NATS, SQLite and PostgreSQL).
+## test: the whole suite (vet, formatting, race-enabled tests on real NATS, SQLite and PostgreSQL,
+## a headless Chromium for the console, the MCP TypeScript SDK from npm).
 ## A throwaway PostgreSQL (scripts/postgres.sh) serves the PostgreSQL tests through
 ## SONDE_TEST_PG_URL. make test asks for them (SONDE_TEST_PG_REQUIRED=1): when no
 ## server can be started it stops, and no PostgreSQL test can pass by skipping.
 ## SONDE_TEST_PG=skip runs the rest without PostgreSQL, on purpose.
-test: toolchain fmt-check vet
+test: toolchain testdeps fmt-check vet
 	@set -uo pipefail; \
 	if [ "$${SONDE_TEST_PG:-}" = skip ]; then echo "make test: PostgreSQL tests skipped (SONDE_TEST_PG=skip)" >&2; \
 	elif pg="$$(./scripts/postgres.sh start)"; then eval "$$pg"; export SONDE_TEST_PG_REQUIRED=1; \
