@@ -44,6 +44,9 @@ const (
 	ToolInspectSchema = "inspect_schema"
 	ToolRunReadQuery  = "run_read_query"
 	ToolComposeReport = "compose_report"
+	// ToolPresentAnswer is offered to data-analysis runs: the replay
+	// presents its monthly orders reading as a line chart.
+	ToolPresentAnswer = "present_answer"
 )
 
 // The statements the script drafts, written for the demo shop's columns
@@ -115,6 +118,16 @@ func (*Investigation) Reply(req modeltest.ChatRequest) (modeltest.Reply, error) 
 			ToolRunReadQuery, map[string]any{
 				"sql":    MonthlyOrdersSimpleSQL,
 				"reason": Label + ": the monthly order count alone, after the fuller reading failed.",
+			})
+	case req.HasTool(ToolPresentAnswer) && st.orders().id != "" && !st.asked(ToolPresentAnswer, ""):
+		// A data-analysis run: the monthly orders are the answer to show.
+		r = call(Label+": the monthly orders are the answer to show: a line chart of orders per month.",
+			ToolPresentAnswer, map[string]any{
+				"artifact": st.orders().id,
+				"presentation": map[string]any{"kind": "chart", "spec": map[string]any{
+					"type": "line", "x": "month", "y": []string{"orders"},
+					"caption": Label + ": orders per month in the demo shop",
+				}},
 			})
 	case !st.asked(ToolRunReadQuery, MonthlySignupsSQL):
 		r = call(Label+": "+ordersSummary(st.orders())+" Checking whether new customer signups moved the same way.",

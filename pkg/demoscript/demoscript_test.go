@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,6 +214,31 @@ func TestInvestigationFollowsTheRecordedPlan(t *testing.T) {
 	}
 	if c.req.AssistantTurns() != 5 {
 		t.Errorf("%d turns", c.req.AssistantTurns())
+	}
+}
+
+// TestAnalysisPresentsTheMonthlyOrders: offered present_answer (a
+// data-analysis run), the replay shows its monthly orders reading as a line
+// chart before the second reading, and its report cites that reading.
+func TestAnalysisPresentsTheMonthlyOrders(t *testing.T) {
+	c := newConversation(t, func(name, sql string) string {
+		if name == ToolPresentAnswer {
+			return "Answer recorded."
+		}
+		return shopAnswers(name, sql)
+	}, append(slices.Clone(investigationTools[:3]), ToolPresentAnswer, ToolComposeReport)...)
+	c.turn() // the schema
+	c.turn() // the monthly orders
+	args := only(t, c.turn(), ToolPresentAnswer)
+	spec, _ := args["presentation"].(map[string]any)["spec"].(map[string]any)
+	if args["artifact"] != "c_orders" || spec["type"] != "line" || spec["x"] != "month" || fmt.Sprint(spec["y"]) != "[orders]" {
+		t.Fatalf("present_answer args %v", args)
+	}
+	if only(t, c.turn(), ToolRunReadQuery)["sql"] != MonthlySignupsSQL {
+		t.Fatal("the second reading did not follow the answer")
+	}
+	if got := cited(reportClaims(t, c.turn())); !slices.Contains(got, "c_orders") {
+		t.Fatalf("the report does not cite the presented reading: %v", got)
 	}
 }
 
