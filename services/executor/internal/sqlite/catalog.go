@@ -29,6 +29,13 @@ type catalogRun struct {
 // call — under catalogAuthorizer, and puts the connection back under the
 // connection's own authorizer. Errors as for Read.
 func (e *Engine) catalog(ctx context.Context, req engine.Request, out *engine.Catalog, fn func(*catalogRun) error) error {
+	return e.composed(ctx, req, out, catalogAuthorizer, fn)
+}
+
+// composed is catalog under the authorizer auth builds: the catalog's, or
+// an operational reading's (operations.go).
+func (e *Engine) composed(ctx context.Context, req engine.Request, out *engine.Catalog,
+	auth func(*guardsqlite.Record) sqlite.AuthorizerFn, fn func(*catalogRun) error) error {
 	db, dbErr := e.current(ctx)
 	if dbErr != nil {
 		return dbErr
@@ -47,7 +54,7 @@ func (e *Engine) catalog(ctx context.Context, req engine.Request, out *engine.Ca
 		return classify(err, req.Timeout, "")
 	}
 	c := &catalogRun{ctx: ctx, conn: conn, rec: &guardsqlite.Record{}, out: out}
-	if err := setAuthorizer(conn, catalogAuthorizer(c.rec)); err != nil {
+	if err := setAuthorizer(conn, auth(c.rec)); err != nil {
 		return classify(err, req.Timeout, "")
 	}
 	// A pooled connection goes back under the connection's own policy.

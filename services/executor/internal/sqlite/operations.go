@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/guard"
@@ -155,41 +153,7 @@ func (e *Engine) Operations(ctx context.Context, req engine.Request, kind contra
 
 // operations is catalog (catalog.go) under opsAuthorizer.
 func (e *Engine) operations(ctx context.Context, req engine.Request, out *engine.Catalog, fn func(*catalogRun) error) error {
-	db, dbErr := e.current(ctx)
-	if dbErr != nil {
-		return dbErr
-	}
-	if req.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
-		defer cancel()
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return classify(err, req.Timeout, "")
-	}
-	defer conn.Close()
-	if err := setLimits(conn, e.valueLimit); err != nil {
-		return classify(err, req.Timeout, "")
-	}
-	c := &catalogRun{ctx: ctx, conn: conn, rec: &guardsqlite.Record{}, out: out}
-	if err := setAuthorizer(conn, opsAuthorizer(c.rec)); err != nil {
-		return classify(err, req.Timeout, "")
-	}
-	// A pooled connection goes back under the connection's own policy.
-	defer setAuthorizer(conn, guardsqlite.Authorizer(e.policy, nil))
-	start := time.Now()
-	err = fn(c)
-	out.Duration = time.Since(start)
-	var ce *catalogError
-	if errors.As(err, &ce) {
-		_, denied := c.rec.Denied()
-		return classify(ce.err, req.Timeout, denied)
-	}
-	if err != nil {
-		return classify(err, req.Timeout, "")
-	}
-	return nil
+	return e.composed(ctx, req, out, opsAuthorizer, fn)
 }
 
 // tableReadable reports whether the readable patterns allow the table.
