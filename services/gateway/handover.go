@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -87,10 +86,11 @@ func (g *Gateway) handover(c echo.Context) error {
 		log.Info("handover refused", "status", reply.Status, "err", err)
 		return err
 	}
-	res, err := g.readResult(ctx, reply)
+	art, err := g.readArtifact(ctx, reply.Artifact.CorrelationID)
 	if err != nil {
 		return err
 	}
+	res := queryResponse(art, reply)
 	log.Info("handover replayed", "rows", res.RowCount, "db_ms", reply.DurationMs, "fingerprint", reply.Fingerprint)
 	return c.JSON(http.StatusOK, api.HandoverResponse{QueryResponse: res, RunID: runID, ConnectionID: d.ID, SQL: ans.SQL})
 }
@@ -148,49 +148,6 @@ func refuseBody(r *http.Request) error {
 			"send POST with an empty body: the statement and the connection come from the run's ledger")
 	}
 	return nil
-}
-
-// replyError maps an executor reply that is not ok onto the HTTP answer
-// POST /api/query gives it: a refusal 422 with the guard's code (503 with
-// Retry-After when the same request may succeed later), a database error 502
-// (504 for a timeout).
-func replyError(c echo.Context, reply contracts.ExecReply) error {
-	switch reply.Status {
-	case contracts.ExecRefused:
-		r := reply.Refusal
-		if r.Code == contracts.RefuseExecutorBusy || r.Code == contracts.RefuseConnectionUnavailable {
-			c.Response().Header().Set("Retry-After", "5")
-			return fail(http.StatusServiceUnavailable, r.Code, r.Reason, r.Fix)
-		}
-		return fail(http.StatusUnprocessableEntity, r.Code, r.Reason, r.Fix)
-	case contracts.ExecError:
-		status := http.StatusBadGateway
-		if reply.Error.Class == contracts.DBTimeout {
-			status = http.StatusGatewayTimeout
-		}
-		return fail(status, api.DBErrorCode(reply.Error.Class), reply.Error.Message, dbErrorFix(reply.Error.Class))
-	}
-	return nil
-}
-
-// readResult reads an ok reply's rows back from the artifact store.
-func (g *Gateway) readResult(ctx context.Context, reply contracts.ExecReply) (api.QueryResponse, error) {
-	st, err := g.artifactStore(ctx)
-	if err != nil {
-		g.log.Warn("artifact store unavailable", "err", err)
-		return api.QueryResponse{}, unavailable("the artifact store cannot be reached", "retry shortly; check NATS")
-	}
-	art, err := st.Get(ctx, "", reply.Artifact.CorrelationID)
-	if err != nil {
-		g.log.Warn("result unreadable", "correlation", reply.Artifact.CorrelationID, "err", err)
-		return api.QueryResponse{}, unavailable("the result was stored but cannot be read back", "retry")
-	}
-	rows := art.Data
-	if rows == nil {
-		rows = [][]any{}
-	}
-	return api.QueryResponse{Columns: art.Columns, Rows: rows, RowCount: len(rows),
-		Truncated: art.Truncated, TruncatedBy: art.TruncatedBy, DurationMs: reply.DurationMs}, nil
 }
 
 // newHandoverID names one replay: the step id of its ExecRequest, so that

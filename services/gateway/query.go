@@ -54,11 +54,26 @@ func (g *Gateway) query(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := replyError(c, reply); err != nil {
+		return err
+	}
+	art, err := g.readArtifact(ctx, reply.Artifact.CorrelationID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, queryResponse(art, reply))
+}
+
+// replyError maps an executor reply that is not ok onto the HTTP answer the
+// direct-inspection routes give it: a refusal 422 with the guard's code (503
+// with Retry-After when the same request may succeed later: not the
+// statement's fault), a database error 502 (504 for a timeout); nil for an
+// ok reply.
+func replyError(c echo.Context, reply contracts.ExecReply) error {
 	switch reply.Status {
 	case contracts.ExecRefused:
 		r := reply.Refusal
 		if r.Code == contracts.RefuseExecutorBusy || r.Code == contracts.RefuseConnectionUnavailable {
-			// Not the statement's fault: the same request may succeed later.
 			c.Response().Header().Set("Retry-After", "5")
 			return fail(http.StatusServiceUnavailable, r.Code, r.Reason, r.Fix)
 		}
@@ -70,22 +85,33 @@ func (g *Gateway) query(c echo.Context) error {
 		}
 		return fail(status, api.DBErrorCode(reply.Error.Class), reply.Error.Message, dbErrorFix(reply.Error.Class))
 	}
+	return nil
+}
+
+// readArtifact reads back a direct (run-less) result the executor stored.
+func (g *Gateway) readArtifact(ctx context.Context, correlationID string) (contracts.Artifact, error) {
 	st, err := g.artifactStore(ctx)
 	if err != nil {
 		g.log.Warn("artifact store unavailable", "err", err)
-		return unavailable("the artifact store cannot be reached", "retry shortly; check NATS")
+		return contracts.Artifact{}, unavailable("the artifact store cannot be reached", "retry shortly; check NATS")
 	}
-	art, err := st.Get(ctx, "", reply.Artifact.CorrelationID)
+	art, err := st.Get(ctx, "", correlationID)
 	if err != nil {
-		g.log.Warn("query result unreadable", "correlation", reply.Artifact.CorrelationID, "err", err)
-		return unavailable("the result was stored but cannot be read back", "retry the query")
+		g.log.Warn("direct result unreadable", "correlation", correlationID, "err", err)
+		return contracts.Artifact{}, unavailable("the result was stored but cannot be read back", "retry the request")
 	}
+	return art, nil
+}
+
+// queryResponse is a direct read's answer: the stored rows (a list, never
+// null) and how the read was bounded.
+func queryResponse(art contracts.Artifact, reply contracts.ExecReply) api.QueryResponse {
 	rows := art.Data
 	if rows == nil {
 		rows = [][]any{}
 	}
-	return c.JSON(http.StatusOK, api.QueryResponse{Columns: art.Columns, Rows: rows, RowCount: len(rows),
-		Truncated: art.Truncated, TruncatedBy: art.TruncatedBy, DurationMs: reply.DurationMs})
+	return api.QueryResponse{Columns: art.Columns, Rows: rows, RowCount: len(rows),
+		Truncated: art.Truncated, TruncatedBy: art.TruncatedBy, DurationMs: reply.DurationMs}
 }
 
 // descriptor reads the published descriptor of connection id.

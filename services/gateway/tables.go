@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -100,7 +99,7 @@ func (g *Gateway) inventory(c echo.Context, req contracts.ExecRequest, id string
 	if err != nil {
 		return nil, d, err
 	}
-	if err := replyFailure(c, reply); err != nil {
+	if err := replyError(c, reply); err != nil {
 		return nil, d, err
 	}
 	if reply.Inventory != nil {
@@ -138,7 +137,7 @@ func (g *Gateway) explain(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := replyFailure(c, reply); err != nil {
+	if err := replyError(c, reply); err != nil {
 		return err
 	}
 	if reply.Plan == nil {
@@ -148,45 +147,6 @@ func (g *Gateway) explain(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := art.Data
-	if rows == nil {
-		rows = [][]any{}
-	}
-	return c.JSON(http.StatusOK, api.ExplainResponse{ConnectionID: d.ID, SQL: req.SQL, Plan: *reply.Plan, Columns: art.Columns, Rows: rows})
-}
-
-// replyFailure turns a refused or failed executor reply into the answer
-// POST /api/query gives it; nil for an ok reply.
-func replyFailure(c echo.Context, reply contracts.ExecReply) error {
-	switch reply.Status {
-	case contracts.ExecRefused:
-		r := reply.Refusal
-		if r.Code == contracts.RefuseExecutorBusy || r.Code == contracts.RefuseConnectionUnavailable {
-			c.Response().Header().Set("Retry-After", "5")
-			return fail(http.StatusServiceUnavailable, r.Code, r.Reason, r.Fix)
-		}
-		return fail(http.StatusUnprocessableEntity, r.Code, r.Reason, r.Fix)
-	case contracts.ExecError:
-		status := http.StatusBadGateway
-		if reply.Error.Class == contracts.DBTimeout {
-			status = http.StatusGatewayTimeout
-		}
-		return fail(status, api.DBErrorCode(reply.Error.Class), reply.Error.Message, dbErrorFix(reply.Error.Class))
-	}
-	return nil
-}
-
-// readArtifact reads back a direct (run-less) result the executor stored.
-func (g *Gateway) readArtifact(ctx context.Context, correlationID string) (contracts.Artifact, error) {
-	st, err := g.artifactStore(ctx)
-	if err != nil {
-		g.log.Warn("artifact store unavailable", "err", err)
-		return contracts.Artifact{}, unavailable("the artifact store cannot be reached", "retry shortly; check NATS")
-	}
-	art, err := st.Get(ctx, "", correlationID)
-	if err != nil {
-		g.log.Warn("direct result unreadable", "correlation", correlationID, "err", err)
-		return contracts.Artifact{}, unavailable("the result was stored but cannot be read back", "retry the request")
-	}
-	return art, nil
+	res := queryResponse(art, reply)
+	return c.JSON(http.StatusOK, api.ExplainResponse{ConnectionID: d.ID, SQL: req.SQL, Plan: *reply.Plan, Columns: res.Columns, Rows: res.Rows})
 }
