@@ -156,15 +156,6 @@ func renderReading(req *contracts.ExecRequest, kind contracts.OperationsKind, su
 		b.WriteString("Note: " + n + ".\n")
 	}
 	b.WriteString(MomentNotHistory + "\n")
-	var body strings.Builder
-	for i, c := range set.Columns {
-		if i > 0 {
-			body.WriteString(" | ")
-		}
-		body.WriteString(rowset.Text(c.Name))
-	}
-	body.WriteByte('\n')
-	writeRows(&body, set)
-	b.WriteString(fence.Wrap("reading from connection "+req.ConnectionID, body.String()))
+	b.WriteString(fence.Wrap("reading from connection "+req.ConnectionID, table(set)))
 	return b.String()
 }

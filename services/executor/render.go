@@ -30,21 +30,27 @@ func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set) s
 	}
 	fmt.Fprintf(&b, ". Cite it as %s.\n", evidence(sum.CorrelationID))
 
-	var body strings.Builder
-	for i, c := range set.Columns {
-		if i > 0 {
-			body.WriteString(" | ")
-		}
-		body.WriteString(rowset.Text(c.Name))
-	}
-	body.WriteByte('\n')
-	writeRows(&body, set)
-	b.WriteString(fence.Wrap("rows read from connection "+connID, body.String()))
+	b.WriteString(fence.Wrap("rows read from connection "+connID, table(set)))
 	return b.String()
 }
 
 // writeRows writes one line per row, values joined by " | ", each on one
 // line (rowset.Text).
+// table writes set as a header line of its column names and its rows,
+// cells separated by " | ".
+func table(set *rowset.Set) string {
+	var b strings.Builder
+	for i, c := range set.Columns {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		b.WriteString(rowset.Text(c.Name))
+	}
+	b.WriteByte('\n')
+	writeRows(&b, set)
+	return b.String()
+}
+
 func writeRows(b *strings.Builder, set *rowset.Set) {
 	for _, row := range set.Rows {
 		for i, v := range row {
