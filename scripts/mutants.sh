@@ -285,6 +285,12 @@ m planning-given-tools ./services/orchestrator/ 'TestPlanningRunIsToolless' - \
 m capture-reused-across-databases ./services/orchestrator/ 'TestCaptureIsReusedForTheSameDatabaseOnly' - \
 	services/orchestrator/capture.go 'if h.key == k && now.Sub(h.at) < c.maxAge {' 'if h.key.connection == k.connection && now.Sub(h.at) < c.maxAge {'
 
+# More mutants, one file per area: scripts/mutants.d/*.sh, each a list of m
+# lines like the ones above (sourced in name order).
+for f in "$root"/scripts/mutants.d/*.sh; do
+	[[ -e "$f" ]] && source "$f"
+done
+
 # ---------------------------------------------------------------------------
 
 if [[ -n "${MUTANTS_LIST:-}" ]]; then
@@ -369,7 +375,7 @@ focus() {
 	elif ((rc == 0)); then
 		if grep -q 'no tests to run' "$3"; then
 			echo none
-		elif grep -q '^--- SKIP' "$3"; then
+		elif grep -qE '^[[:space:]]*--- SKIP' "$3"; then
 			echo skip
 		else
 			echo pass
