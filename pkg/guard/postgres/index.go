@@ -42,7 +42,7 @@ const indexFix = "send one CREATE INDEX on plain columns of a readable table, e.
 // expressions, operator classes, collations, UNIQUE, CONCURRENTLY, ONLY,
 // TABLESPACE and WITH options: what it does not read it does not vouch
 // for. The index's name and IF NOT EXISTS are dropped (nothing is created).
-func (Reader) ReadIndex(sql string) (*Index, *contracts.Refusal) {
+func (r Reader) ReadIndex(sql string) (*Index, *contracts.Refusal) {
 	if ref := guard.CheckShape(sql, guard.LexPostgres); ref != nil {
 		return nil, ref
 	}
@@ -95,7 +95,7 @@ func (Reader) ReadIndex(sql string) (*Index, *contracts.Refusal) {
 	if err != nil {
 		return nil, guard.Refuse(contracts.RefuseUnsupported, "the guard cannot write the index's predicate back: "+err.Error(), indexFix)
 	}
-	st, uses, ref := Reader{}.ReadUses(probe)
+	st, uses, ref := r.ReadUses(probe)
 	if ref != nil {
 		return nil, ref
 	}

@@ -47,9 +47,18 @@ import (
 	"github.com/sondehq/sonde/pkg/guard"
 )
 
-// Reader reads PostgreSQL statements. Its zero value is ready to use and it
-// is safe for concurrent use.
-type Reader struct{}
+// Reader reads PostgreSQL statements. It is safe for concurrent use. Its
+// zero value reads for a server of unknown version, which refuses the
+// spellings that are grammar only on newer servers (ServerVersion).
+type Reader struct {
+	// ServerVersion is the server's server_version_num (150018 for
+	// 15.18); 0 when unknown. The guard parses with PostgreSQL 17's grammar:
+	// a spelling that is grammar from a later version than the server's
+	// (JSON_VALUE, JSON_ARRAY, …) is a plain call of a function of that name
+	// there, perhaps a user-defined one, so it is refused unless the server
+	// is known to be new enough (docs/guard.md).
+	ServerVersion int
+}
 
 var _ guard.Reader = Reader{}
 
@@ -66,7 +75,7 @@ func (r Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 // ReadUses is Read that also returns what the statement calls, from the
 // same parse: the executor checks those names against the live catalog
 // inside the read's transaction.
-func (Reader) ReadUses(sql string) (*guard.Statement, Uses, *contracts.Refusal) {
+func (r Reader) ReadUses(sql string) (*guard.Statement, Uses, *contracts.Refusal) {
 	if ref := guard.CheckShape(sql, guard.LexPostgres); ref != nil { // before any native parser: docs/guard.md
 		return nil, Uses{}, ref
 	}
@@ -79,7 +88,7 @@ func (Reader) ReadUses(sql string) (*guard.Statement, Uses, *contracts.Refusal) 
 		return nil, Uses{}, guard.Refuse(contracts.RefuseUnparsable,
 			"PostgreSQL cannot read the query: "+err.Error(), unparsableFix(sql))
 	}
-	w, raw, ref := walkTree(tree)
+	w, raw, ref := walkTree(tree, r.ServerVersion)
 	if ref != nil {
 		return nil, Uses{}, ref
 	}
@@ -92,7 +101,7 @@ func (Reader) ReadUses(sql string) (*guard.Statement, Uses, *contracts.Refusal) 
 }
 
 // walkTree reads a parse tree that must hold one SELECT.
-func walkTree(tree *pg_query.ParseResult) (*walker, *pg_query.RawStmt, *contracts.Refusal) {
+func walkTree(tree *pg_query.ParseResult, version int) (*walker, *pg_query.RawStmt, *contracts.Refusal) {
 	switch n := len(tree.Stmts); {
 	case n == 0:
 		return nil, nil, guard.Refuse(contracts.RefuseEmpty, "nothing to run: the query is blank, or only comments and semicolons",
@@ -108,7 +117,7 @@ func walkTree(tree *pg_query.ParseResult) (*walker, *pg_query.RawStmt, *contract
 			fmt.Sprintf("the statement is %s, not a SELECT", kind(raw.GetStmt())),
 			"send a SELECT; inspect_schema shows the tables and their columns")
 	}
-	w := &walker{}
+	w := &walker{version: version}
 	w.selectStmt(sel)
 	if w.refusal != nil {
 		return nil, nil, w.refusal

@@ -8,16 +8,38 @@ import (
 )
 
 // Uses are the names through which a statement runs code: the functions it
-// calls, the operators it writes and the names it writes in attribute
-// position (t.f, c.f, (expr).f), any of which PostgreSQL may read as a call.
-// The guard checks them against the allowlist and PostgreSQL's built-ins; the
-// executor checks them again against the live server's catalog, where a
-// user-defined function or operator of one of these names would be the one
-// that runs (Reader.ReadUses).
+// calls, the operators it writes or implies and the names it writes in
+// attribute position (t.f, c.f, (expr).f), any of which PostgreSQL may read
+// as a call. The guard checks them against the allowlist and PostgreSQL's
+// built-ins; the executor checks them again against the live server's
+// catalog, where a user-defined function or operator of one of these names
+// would be the one that runs (Reader.ReadUses).
 type Uses struct {
-	// Functions are the names of the functions called, without schema.
+	// Functions are the names of every function called, without schema,
+	// qualified or not: a call the grammar spells pg_catalog.f (EXTRACT,
+	// SUBSTRING … FROM, the legacy json_object(…)) is a plain call of f on
+	// an older server, resolved through the search path.
 	Functions []string
-	// Operators are the operator symbols written (BETWEEN as >= and <=).
+	// Qualified are the calls written with a schema (s.f(…), pg_catalog
+	// included, and the pg_catalog calls the grammar makes of SQL syntax:
+	// EXTRACT, TRIM, AT TIME ZONE, …): the executor checks that each names a
+	// built-in function of that schema, whatever the guard's own schema rule.
+	Qualified []QualifiedFunction
+	// Operators are the operator symbols the statement writes and those
+	// PostgreSQL looks up by name without them being written:
+	//   - "=" for a simple CASE (CASE x WHEN v: x = v), JOIN … USING and
+	//     NATURAL JOIN (the join columns compared), IN (subquery) and
+	//     = ANY (subquery) written without an operator;
+	//   - ">=" and "<=" for BETWEEN and BETWEEN SYMMETRIC, "<" and ">" for
+	//     NOT BETWEEN (SYMMETRIC);
+	//   - "<>" for a recursive WITH's CYCLE clause (the cycle mark's values
+	//     compared).
+	// The rest carry their operator in the parse tree and are listed as
+	// written: IN (list) "=", NOT IN (list) "<>", NULLIF and IS [NOT]
+	// DISTINCT FROM "=", LIKE "~~", NOT LIKE "!~~", ILIKE "~~*", NOT ILIKE
+	// "!~~*", SIMILAR TO "~" (with pg_catalog.similar_to_escape), row
+	// comparisons their operator for each column, ORDER BY … USING its
+	// operator.
 	Operators []string
 	// Attributes are the names written in attribute position.
 	Attributes []Attribute
@@ -25,6 +47,34 @@ type Uses struct {
 	// without schema: a user-defined cast into one of them runs its
 	// function.
 	Casts []string
+	// Ordering is true when the statement compares, sorts, groups or
+	// hashes values through an operator class or family that PostgreSQL
+	// picks itself — the type's default btree or hash class, or the
+	// families of an operator — rather than an operator written by name, so
+	// a user-defined class for a type without a built-in one (json, xml,
+	// point, …) runs its support functions: ORDER BY, GROUP BY (grouping
+	// sets too), DISTINCT, DISTINCT ON, UNION, INTERSECT and EXCEPT
+	// (UNION ALL alone compares nothing), window PARTITION BY and ORDER BY,
+	// an aggregate's ORDER BY, DISTINCT or WITHIN GROUP, JSON_ARRAYAGG and
+	// JSON_OBJECTAGG with ORDER BY, min and max, range_agg and
+	// range_intersect_agg, array_position(s), array_remove and array_replace
+	// (element equality), GREATEST and LEAST, a recursive WITH's SEARCH and
+	// CYCLE, a simple CASE, JOIN … USING and NATURAL JOIN, and every
+	// comparison (=, <>, <, >, <=, >=, the array comparisons @>, <@ and &&,
+	// IN, ANY/ALL, subquery comparisons, IS [NOT] DISTINCT FROM, NULLIF,
+	// BETWEEN): an array, record or range value is compared element by
+	// element through the element type's default class, an IN list or IN
+	// (subquery) may be hashed, and a join on a comparison may become a
+	// merge or hash join over the operator's families. A join alone (a
+	// cross join, a comma) compares nothing and does not set it. The index
+	// classes of the tables read are a property of those tables, not of the
+	// statement, and are not reported here.
+	Ordering bool
+}
+
+// QualifiedFunction is a function call written with a schema.
+type QualifiedFunction struct {
+	Schema, Name string
 }
 
 // Attribute is a name in attribute position. When the name before it is a
@@ -35,10 +85,11 @@ type Attribute struct {
 	Schema, Table string
 }
 
-func (u *Uses) addFunction(name string)  { u.Functions = appendNew(u.Functions, name) }
-func (u *Uses) addOperator(op string)    { u.Operators = appendNew(u.Operators, op) }
-func (u *Uses) addCast(name string)      { u.Casts = appendNew(u.Casts, name) }
-func (u *Uses) addAttribute(a Attribute) { u.Attributes = appendNew(u.Attributes, a) }
+func (u *Uses) addFunction(name string)          { u.Functions = appendNew(u.Functions, name) }
+func (u *Uses) addOperator(op string)            { u.Operators = appendNew(u.Operators, op) }
+func (u *Uses) addCast(name string)              { u.Casts = appendNew(u.Casts, name) }
+func (u *Uses) addQualified(f QualifiedFunction) { u.Qualified = appendNew(u.Qualified, f) }
+func (u *Uses) addAttribute(a Attribute)         { u.Attributes = appendNew(u.Attributes, a) }
 
 // appendNew appends v unless s already holds it.
 func appendNew[T comparable](s []T, v T) []T {

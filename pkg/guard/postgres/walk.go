@@ -14,6 +14,8 @@ import (
 // walker visits every node of a SELECT's parse tree once. It stops at the
 // first refusal.
 type walker struct {
+	// version is the server's server_version_num, 0 when unknown.
+	version int
 	refusal *contracts.Refusal
 	scopes  []guard.Scope
 	// cur is the SELECT whose FROM and join conditions are being read; nil
@@ -88,6 +90,29 @@ var rowFunctions = setOf("array_agg", "concat", "count", "cume_dist", "dense_ran
 // them.
 var systemColumns = setOf("ctid", "xmin", "xmax", "cmin", "cmax", "tableoid")
 
+// comparingFunctions are the built-ins that compare their arguments'
+// values through the type's default operator class (Uses.Ordering).
+var comparingFunctions = setOf("min", "max", "range_agg", "range_intersect_agg", "array_position",
+	"array_positions", "array_remove", "array_replace")
+
+// comparisonOperators are the operators that compare two values which may
+// be arrays, records or ranges, compared element by element through the
+// element type's default operator class (Uses.Ordering).
+var comparisonOperators = setOf("=", "<>", "!=", "<", ">", "<=", ">=", "@>", "<@", "&&")
+
+// comparing reports whether an operator expression compares values
+// (Uses.Ordering): a comparison operator, IN, ANY/ALL, IS [NOT] DISTINCT
+// FROM and NULLIF.
+func comparing(x *pg_query.A_Expr) bool {
+	switch x.Kind {
+	case pg_query.A_Expr_Kind_AEXPR_IN, pg_query.A_Expr_Kind_AEXPR_OP_ANY, pg_query.A_Expr_Kind_AEXPR_OP_ALL,
+		pg_query.A_Expr_Kind_AEXPR_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NOT_DISTINCT, pg_query.A_Expr_Kind_AEXPR_NULLIF:
+		return true
+	}
+	ns, ok := names(x.Name)
+	return ok && len(ns) > 0 && comparisonOperators[ns[len(ns)-1]]
+}
+
 // attrRef is a column reference or field selection seen in a SELECT, with
 // the SELECTs that were in view there, innermost last.
 type attrRef struct {
@@ -143,6 +168,7 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 			if saved != nil {
 				w.hidden--
 			}
+			w.cteClauses(cte)
 			w.cur = saved
 			frame[cte.Ctename] = true
 		}
@@ -151,6 +177,11 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 		return
 	}
 
+	if len(s.SortClause) > 0 || len(s.GroupClause) > 0 || len(s.DistinctClause) > 0 ||
+		s.Op == pg_query.SetOperation_SETOP_UNION && !s.All ||
+		s.Op == pg_query.SetOperation_SETOP_INTERSECT || s.Op == pg_query.SetOperation_SETOP_EXCEPT {
+		w.uses.Ordering = true
+	}
 	saved := w.cur
 	defer func() { w.cur = saved }()
 	if s.Op != pg_query.SetOperation_SETOP_NONE && s.Op != pg_query.SetOperation_SET_OPERATION_UNDEFINED {
@@ -183,6 +214,27 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 	sc.Bounds = append(sc.Bounds, bounds(s.WhereClause)...)
 	sc.Columns = sc.columns()
 	w.scopes = append(w.scopes, sc.Scope)
+}
+
+// cteClauses walks what a CTE holds besides its query: the SEARCH and
+// CYCLE clauses, whose cycle mark values are expressions (a typed literal
+// casts to a type). SEARCH orders rows and CYCLE compares them through the
+// default classes, and CYCLE compares its mark values with <>, found by
+// name.
+func (w *walker) cteClauses(cte *pg_query.CommonTableExpr) {
+	if cte.SearchClause != nil {
+		w.uses.Ordering = true
+	}
+	if cte.CycleClause != nil {
+		w.uses.Ordering = true
+		w.uses.addOperator("<>")
+	}
+	cte.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Name() != "ctequery" {
+			w.value(fd, v)
+		}
+		return w.refusal == nil
+	})
 }
 
 func (w *walker) markPlain(s *pg_query.SelectStmt) {
@@ -284,6 +336,11 @@ func (w *walker) walk(m protoreflect.Message) {
 		w.refuse(contracts.RefuseTableFunction, "the query reads from JSON_TABLE, a table function not allowed here",
 			"read from tables; the only table functions allowed in FROM are generate_series and unnest")
 	case *pg_query.JoinExpr:
+		if len(x.UsingClause) > 0 || x.IsNatural {
+			// The join columns are compared with =, found by name.
+			w.uses.addOperator("=")
+			w.uses.Ordering = true
+		}
 		if w.cur != nil {
 			w.cur.Bounds = append(w.cur.Bounds, joinBounds(x)...)
 			if x.Alias != nil {
@@ -315,18 +372,50 @@ func (w *walker) walk(m protoreflect.Message) {
 		}
 	case *pg_query.A_Expr:
 		switch x.Kind {
-		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN,
-			pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
-			// BETWEEN is >= and <= under a keyword's name.
+		case pg_query.A_Expr_Kind_AEXPR_BETWEEN, pg_query.A_Expr_Kind_AEXPR_BETWEEN_SYM:
+			// BETWEEN is >= and <= under a keyword's name …
 			w.uses.addOperator(">=")
 			w.uses.addOperator("<=")
+			w.uses.Ordering = true
+		case pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN, pg_query.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+			// … and NOT BETWEEN is < or >.
+			w.uses.addOperator("<")
+			w.uses.addOperator(">")
+			w.uses.Ordering = true
 		default:
 			w.operator(x.Name)
+			if comparing(x) {
+				w.uses.Ordering = true
+			}
 		}
 	case *pg_query.SubLink:
+		switch x.SubLinkType {
+		case pg_query.SubLinkType_ANY_SUBLINK, pg_query.SubLinkType_ALL_SUBLINK, pg_query.SubLinkType_ROWCOMPARE_SUBLINK:
+			w.uses.Ordering = true
+			if len(x.OperName) == 0 {
+				// x IN (SELECT …) is x = ANY (SELECT …).
+				w.uses.addOperator("=")
+			}
+		}
 		w.operator(x.OperName)
+	case *pg_query.CaseExpr:
+		if x.Arg != nil {
+			// CASE x WHEN v compares x = v, an operator found by name.
+			w.uses.addOperator("=")
+			w.uses.Ordering = true
+		}
+	case *pg_query.MinMaxExpr:
+		// GREATEST and LEAST compare through the type's default class.
+		w.uses.Ordering = true
+	case *pg_query.WindowDef:
+		if len(x.PartitionClause) > 0 || len(x.OrderClause) > 0 {
+			w.uses.Ordering = true
+		}
 	case *pg_query.SortBy:
+		// Every ORDER BY — a SELECT's, an aggregate's, a window's, WITHIN
+		// GROUP's — sorts through an operator class.
 		w.operator(x.UseOp)
+		w.uses.Ordering = true
 	case *pg_query.IntoClause:
 		w.refuse(contracts.RefuseNotReadOnly, "SELECT … INTO creates a table", "drop the INTO clause")
 	case *pg_query.LockingClause:
@@ -450,6 +539,12 @@ func (w *walker) funcCall(f *pg_query.FuncCall) {
 	name := ns[len(ns)-1]
 	shown := strings.Join(ns, ".")
 	w.uses.addFunction(name)
+	if len(ns) >= 2 {
+		w.uses.addQualified(QualifiedFunction{Schema: ns[len(ns)-2], Name: name})
+	}
+	if f.AggDistinct || len(f.AggOrder) > 0 || f.AggWithinGroup || comparingFunctions[strings.ToLower(name)] {
+		w.uses.Ordering = true
+	}
 	if fam, denied := familyOf(strings.ToLower(name)); denied {
 		w.refuse(fam.code, fmt.Sprintf("%s() %s", shown, fam.reason), fam.fix)
 		return
