@@ -131,6 +131,10 @@ type Bound struct {
 	// Nil — a WHERE, or the ON of an inner or cross join — limits every table
 	// of the scope.
 	Limits []string
+	// Vacuous, when not empty, says why the bound's value limits nothing
+	// (NULL, '-infinity', a date at or before BoundFloor, a value the reader
+	// cannot reduce: see BoundValue.Vacuous). Such a bound does not count.
+	Vacuous string
 }
 
 // Fingerprint names the statement by its canonical form: two statements that

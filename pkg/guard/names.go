@@ -393,6 +393,9 @@ func (m *matcher) checkBounds(sc Scope) *contracts.Refusal {
 			if several {
 				example = m.quote(ref) + "." + col
 			}
+			if why := m.vacuous(sc.Bounds, k.column, ref, several); why != "" {
+				return m.refuseVacuous(t, col, example, why)
+			}
 			return Refuse(contracts.RefuseLargeTableUnbounded,
 				fmt.Sprintf("%s is a large table: bound %s from below in the WHERE of the query that reads it (a condition in an outer join's ON bounds only the side that join does not preserve)", m.display(t), col),
 				fmt.Sprintf("add WHERE %s >= <a value> (a top-level AND, on the column itself, against a constant%s)", example,
@@ -406,7 +409,7 @@ func (m *matcher) checkBounds(sc Scope) *contracts.Refusal {
 func (m *matcher) bounded(bounds []Bound, col namePart, ref string, several bool) bool {
 	eq := func(a, b string) bool { return m.rule.strict(a) == m.rule.strict(b) }
 	for _, b := range bounds {
-		if !eq(b.Column, col.text) {
+		if b.Vacuous != "" || !eq(b.Column, col.text) {
 			continue
 		}
 		if !(b.Qualifier == "" && !several || b.Qualifier != "" && eq(b.Qualifier, ref)) {

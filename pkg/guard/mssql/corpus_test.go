@@ -252,6 +252,78 @@ var hostile = []struct {
 	{"SELECT 1" + strings.Repeat("+1", 25000), contracts.RefuseTooComplex},
 	{"SELECT " + strings.Repeat("(SELECT ", 300) + "1" + strings.Repeat(")", 300), contracts.RefuseTooComplex},
 	{"SELECT '" + strings.Repeat("x", 70000) + "'", contracts.RefuseTooComplex},
+
+	// Casts to user types (issue 17, item 17): an alias or CLR type's
+	// Parse is user .NET code the cast runs. Only SQL Server's own types.
+	{"SELECT CAST('x' AS dbo.MyClrType)", contracts.RefuseFunctionDenied},
+	{"SELECT CONVERT(dbo.MyAlias, 1)", contracts.RefuseFunctionDenied},
+	{"SELECT TRY_CAST('x' AS dbo.MyClrType)", contracts.RefuseFunctionDenied},
+	{"SELECT TRY_CONVERT(dbo.MyAlias, 1)", contracts.RefuseFunctionDenied},
+	{"SELECT PARSE('1' AS dbo.MyClrType)", contracts.RefuseFunctionDenied},
+	{"SELECT TRY_PARSE('1' AS dbo.MyClrType USING 'en-US')", contracts.RefuseFunctionDenied},
+	{"SELECT CAST('x' AS MyClrType)", contracts.RefuseFunctionDenied},
+	{"SELECT CAST('x' AS [MyClrType])", contracts.RefuseFunctionDenied},
+	{"SELECT CAST('x' AS [dbo].[MyClrType])", contracts.RefuseFunctionDenied},
+	{"SELECT CAST('x' AS shop.dbo.MyClrType)", contracts.RefuseFunctionDenied},
+	{"SELECT CAST('x' AS sys.MyClrType)", contracts.RefuseFunctionDenied},
+	{"SELECT * FROM dbo.orders WHERE CAST(note AS dbo.Email) IS NOT NULL", contracts.RefuseFunctionDenied},
+	{"SELECT CONVERT([dbo].[Money2], total, 1) FROM dbo.orders", contracts.RefuseFunctionDenied},
+	{"SELECT (SELECT TOP (1) CAST(name AS Evil) FROM dbo.customers) AS x", contracts.RefuseFunctionDenied},
+	{"SELECT * FROM dbo.events WHERE event_date >= CAST('2026-01-01' AS dbo.EvilDate)", contracts.RefuseFunctionDenied},
+
+	// Server-side bombs (issue 17, item 17): a max value built from a size
+	// the statement states, expanded, or rows generated from constants
+	// and crossed.
+	{"SELECT REPLICATE(CAST('x' AS nvarchar(max)), 1000000000)", contracts.RefuseResultTooLarge},
+	{"SELECT LEN(REPLICATE(CONVERT(varchar(max), 'x'), 1000 * 1000 * 1000))", contracts.RefuseResultTooLarge},
+	{"SELECT REPLICATE(CAST('x' AS varbinary(max)), POWER(10, 9))", contracts.RefuseResultTooLarge},
+	{"SELECT REPLICATE(CAST('x' AS nvarchar(max)) + 'y', 100000000)", contracts.RefuseResultTooLarge},
+	{"SELECT REPLICATE(N'y' + CAST('' AS nvarchar(max)), 2147483647)", contracts.RefuseResultTooLarge},
+	{"SELECT CAST(REPLICATE(CAST('x' AS varchar(max)), 100000000) AS varbinary(max))", contracts.RefuseResultTooLarge},
+	{"SELECT DECOMPRESS(COMPRESS(REPLICATE(CAST('x' AS varchar(max)), 1000000000)))", contracts.RefuseResultTooLarge},
+	{"SELECT DECOMPRESS(COMPRESS(REPLICATE(CAST('x' AS varchar(max)), 100000)))", contracts.RefuseResultTooLarge},
+	{"SELECT DECOMPRESS(0x1F8B0800000000000400EDC1010D000000C2A0F74F6D0E37A00000000000000000)", contracts.RefuseResultTooLarge},
+	{"SELECT DECOMPRESS(DECOMPRESS(payload)) FROM dbo.orders", contracts.RefuseResultTooLarge},
+	{"SELECT CAST(DECOMPRESS(CAST(note AS varbinary(max)) + 0x00) AS varchar(max)) FROM dbo.orders", contracts.RefuseResultTooLarge},
+	{"SELECT HASHBYTES('SHA2_256', REPLICATE(CAST('x' AS varchar(max)), 2000000000))", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT(*) FROM STRING_SPLIT(REPLICATE(CAST(',' AS varchar(max)), 500000000), ',')", contracts.RefuseResultTooLarge},
+	{"SELECT REPLACE(REPLICATE(CAST('a' AS varchar(max)), 1000), 'a', REPLICATE('b', 8000))", contracts.RefuseResultTooLarge},
+	{"SELECT REPLACE(CAST(note AS nvarchar(max)), 'a', REPLICATE('b', 8000)) FROM dbo.orders", contracts.RefuseResultTooLarge},
+	{"SELECT STRING_ESCAPE(REPLICATE(CAST(CHAR(1) AS varchar(max)), 1000000), 'json')", contracts.RefuseResultTooLarge},
+	{"SELECT CONCAT(REPLICATE(CAST('x' AS nvarchar(max)), 600000), REPLICATE(CAST('y' AS nvarchar(max)), 600000))", contracts.RefuseResultTooLarge},
+	{"SELECT REPLICATE(CAST('x' AS nvarchar(max)), 600000) + REPLICATE(CAST('y' AS nvarchar(max)), 600000)", contracts.RefuseResultTooLarge},
+	{"SELECT REPLICATE(CAST(note AS nvarchar(max)), 100000) FROM dbo.orders", contracts.RefuseResultTooLarge},
+	{"SELECT REPLICATE(CAST(note AS nvarchar(max)), LEN(note)) FROM dbo.orders", contracts.RefuseResultTooLarge},
+	{"SELECT REPLICATE(note, id) FROM dbo.orders", contracts.RefuseResultTooLarge},
+	{"SELECT STRING_AGG(CAST(REPLICATE('x', 8000) AS varchar(max)), ',') FROM GENERATE_SERIES(1, 1000000)", contracts.RefuseResultTooLarge},
+	{"SELECT STRING_AGG(CAST(REPLICATE('x', 8000) AS varchar(max)), ',') FROM dbo.orders", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1, 2147483647)", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(-2147483648, 2147483647)", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1.0, 100000.0, 0.001)", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1, 100000) a CROSS JOIN GENERATE_SERIES(1, 100000) b", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1, 1000) a, GENERATE_SERIES(1, 1000) b, GENERATE_SERIES(1, 1000) c", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1, 10000) a JOIN GENERATE_SERIES(1, 10000) b ON 1 = 1", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1, 10000) a CROSS APPLY GENERATE_SERIES(1, 10000) b", contracts.RefuseResultTooLarge},
+	{"WITH g AS (SELECT value FROM GENERATE_SERIES(1, 10000)) SELECT COUNT_BIG(*) FROM g a CROSS JOIN g b", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM (SELECT value FROM GENERATE_SERIES(1, 10000)) a, (SELECT value FROM GENERATE_SERIES(1, 10000) UNION ALL SELECT 1) b", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) a(n), (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) b(n), (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) c(n), (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) d(n), (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) e(n), (VALUES (1),(2),(3),(4),(5),(6),(7),(8),(9),(10)) f(n), (VALUES (1),(2),(3)) g(n)", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM STRING_SPLIT(REPLICATE(CAST(',' AS varchar(max)), 1000000), ',') a CROSS JOIN STRING_SPLIT(REPLICATE(CAST(',' AS varchar(max)), 1000000), ',') b", contracts.RefuseResultTooLarge},
+	{"SELECT (SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1, 100000) a, GENERATE_SERIES(1, 100000) b) AS n", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM dbo.orders o CROSS JOIN GENERATE_SERIES(1, 1000000) g", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM dbo.orders o CROSS APPLY GENERATE_SERIES(1, o.quantity) g", contracts.RefuseResultTooLarge},
+	{"SELECT COUNT_BIG(*) FROM GENERATE_SERIES(1, (SELECT MAX(id) FROM dbo.orders))", contracts.RefuseResultTooLarge},
+	{"WITH r AS (SELECT 1 AS n UNION ALL SELECT r.n FROM r CROSS JOIN GENERATE_SERIES(1, 10) g) SELECT COUNT_BIG(*) FROM r", contracts.RefuseResultTooLarge},
+	{"WITH r AS (SELECT 1 AS n UNION ALL SELECT r.n FROM r, (VALUES (1), (2)) v(x)) SELECT COUNT_BIG(*) FROM r", contracts.RefuseResultTooLarge},
+
+	// Bounds that bound nothing (issue 17, item 17): a sentinel at or
+	// below the type's minimum, NULL, a reach far into the past, or a value
+	// the reader cannot evaluate reads every row.
+	{"SELECT COUNT(*) FROM dbo.Invoice WHERE invoice_date >= '1753-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.events WHERE event_date >= '0001-01-01'", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.events WHERE event_date >= NULL", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.events WHERE event_date > -1e308", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.events WHERE event_date >= DATEADD(year, -100, GETDATE())", contracts.RefuseLargeTableUnbounded},
+	{"SELECT COUNT(*) FROM dbo.events WHERE event_date >= COALESCE(NULL, '0001-01-01')", contracts.RefuseLargeTableUnbounded},
 }
 
 // valid is analytics the guard must let through.
@@ -350,4 +422,20 @@ var valid = []string{
 	"SELECT COUNT(*) FROM dbo.Invoice i LEFT JOIN dbo.customer c ON c.id = i.customer_id WHERE i.invoice_date >= '2030-01-01'",
 	"SELECT COUNT(*) FROM dbo.Invoice i FULL JOIN dbo.customer c ON c.id = i.customer_id WHERE i.invoice_date >= '2030-01-01'",
 	"SELECT COUNT(*) FROM dbo.customer c LEFT JOIN (dbo.x JOIN dbo.Invoice i ON i.invoice_date >= '2030-01-01') ON x.id = c.id",
+	// Built-in types, values within the size bounds, generated rows within
+	// the row bounds (issue 17, item 17).
+	"SELECT CAST(1 AS sys.int), CAST(1 AS [int]), CONVERT(national character varying(10), 'x'), CAST(1 AS double precision), TRY_CONVERT(uniqueidentifier, note) FROM dbo.orders",
+	"SELECT PARSE('2026-01-01' AS date USING 'en-US'), TRY_PARSE('1' AS int), CAST(note AS nvarchar(max)), CAST(payload AS varbinary(max)) FROM dbo.orders",
+	"SELECT REPLICATE('x', 1000000000)", // not a max value: SQL Server stops it at 8,000 bytes
+	"SELECT REPLICATE('0', 5 - LEN(code)) + code FROM dbo.orders",
+	"SELECT REPLICATE(CAST('-' AS varchar(max)), 100000), REPLICATE(CAST(note AS nvarchar(max)), 3) FROM dbo.orders",
+	"SELECT DECOMPRESS(payload), CAST(DECOMPRESS(o.payload) AS nvarchar(max)), HASHBYTES('SHA2_256', note), COMPRESS(note) FROM dbo.orders o",
+	"SELECT STRING_AGG(CAST(name AS nvarchar(max)), ', ') FROM dbo.customers",
+	"SELECT COUNT(*) FROM GENERATE_SERIES(1, 1000000)",
+	"SELECT a.value, v.n FROM GENERATE_SERIES(1, 1000) a CROSS JOIN (VALUES (1), (2)) v (n)",
+	"SELECT d.value, COUNT(o.id) FROM GENERATE_SERIES(0, 365) d LEFT JOIN dbo.orders o ON DATEDIFF(day, o.ordered_at, GETDATE()) = d.value GROUP BY d.value",
+	"SELECT s.value FROM dbo.customers c CROSS APPLY STRING_SPLIT(c.tags, ',') s",
+	"SELECT COUNT(*) FROM dbo.events WHERE event_date >= GETDATE() - 7",
+	"SELECT COUNT(*) FROM dbo.events WHERE event_date >= DATETRUNC(month, SYSDATETIME())",
+	"SELECT COUNT(*) FROM dbo.events WHERE event_date BETWEEN DATEFROMPARTS(2026, 1, 1) AND DATEFROMPARTS(2026, 12, 31)",
 }

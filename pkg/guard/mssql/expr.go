@@ -2,9 +2,11 @@ package mssql
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
 )
 
 // node is what the bound rules need of an expression: its shape where it is
@@ -18,9 +20,17 @@ type node struct {
 	qual  string // the qualifier of a "col"
 	name  string // the column of a "col"
 	konst bool
+	// bv is what a constant reduces to as a bound's value (BoundUnknown
+	// where the reader does not evaluate it).
+	bv guard.BoundValue
+	// sz bounds the bytes the expression builds.
+	sz size
 }
 
-func value(konst bool) *node { return &node{op: "val", konst: konst} }
+func value(konst bool) *node { return &node{op: "val", konst: konst, sz: small()} }
+
+// built is a value of the size sz.
+func built(konst bool, sz size) *node { return &node{op: "val", konst: konst, sz: sz} }
 
 func allKonst(ns ...*node) bool {
 	for _, n := range ns {
@@ -149,7 +159,9 @@ func (p *parser) additive() *node {
 		}
 		p.i++
 		r := p.multiplicative()
-		l = value(l.konst && r.konst)
+		n := built(l.konst && r.konst, p.checkSize("concatenating with +", join(l.sz, r.sz)))
+		n.bv = arith(t.text, l.bv, r.bv)
+		l = n
 	}
 }
 
@@ -162,7 +174,9 @@ func (p *parser) multiplicative() *node {
 		}
 		p.i++
 		r := p.unary()
-		l = value(l.konst && r.konst)
+		n := value(l.konst && r.konst)
+		n.bv = arith(t.text, l.bv, r.bv)
+		l = n
 	}
 }
 
@@ -171,7 +185,14 @@ func (p *parser) unary() *node {
 		p.i++
 		p.enter()
 		defer p.leave()
-		return value(p.unary().konst)
+		x := p.unary()
+		n := built(x.konst, x.sz)
+		if t.isPunct("-") {
+			n.bv = arith("-", num(0), x.bv)
+		} else if t.isPunct("+") {
+			n.bv = x.bv
+		}
+		return n
 	}
 	return p.postfix()
 }
@@ -187,7 +208,9 @@ func (p *parser) postfix() *node {
 		case t.is("AT") && p.peekAt(1).is("TIME") && p.peekAt(2).is("ZONE"):
 			p.i += 3
 			z := p.primary()
+			bv := n.bv
 			n = value(n.konst && z.konst)
+			n.bv = bv
 		case t.isPunct(".") || t.isPunct("::"):
 			p.fail(contracts.RefuseUnsupported,
 				"a method call on a value (x.value(…), geography::Point(…)) is not read by the guard",
@@ -203,7 +226,9 @@ func (p *parser) primary() *node {
 	switch t.kind {
 	case tNumber, tString, tBinary:
 		p.i++
-		return value(true)
+		n := value(true)
+		n.bv, n.sz = literal(t)
+		return n
 	case tSystemVar:
 		p.i++
 		if !systemVars[strings.ToUpper(t.text)] {
@@ -219,7 +244,7 @@ func (p *parser) primary() *node {
 		if t.isPunct("(") {
 			if p.peekAt(1).is("SELECT") || p.peekAt(1).is("WITH") {
 				p.subquery()
-				return value(false)
+				return built(false, size{lob: true, data: true})
 			}
 			p.i++
 			n := p.expr()
@@ -241,7 +266,10 @@ func (p *parser) word(t token) *node {
 	switch {
 	case u == "NULL":
 		p.i++
-		return value(true)
+		n := value(true)
+		n.bv = guard.BoundValue{Kind: guard.BoundNull}
+		n.sz = size{}
+		return n
 	case u == "CASE":
 		return p.caseExpr()
 	case u == "NEXT" && p.peekAt(1).is("VALUE") && p.peekAt(2).is("FOR"):
@@ -252,34 +280,48 @@ func (p *parser) word(t token) *node {
 		p.i += 2
 		x := p.expr()
 		p.expect("AS")
-		p.typeName()
+		ty := p.typeName()
 		p.expectPunct(")")
-		return value(x.konst)
+		n := built(x.konst, castSize(x.sz, ty))
+		n.bv = castValue(x.bv, ty)
+		return n
 	case (u == "CONVERT" || u == "TRY_CONVERT") && call:
 		p.i += 2
-		p.typeName()
+		ty := p.typeName()
 		p.expectPunct(",")
 		x := p.expr()
 		k := x.konst
+		style := false
 		if p.acceptPunct(",") {
 			k = p.expr().konst && k
+			style = true
 		}
 		p.expectPunct(")")
-		return value(k)
+		n := built(k, castSize(x.sz, ty))
+		if !style {
+			n.bv = castValue(x.bv, ty)
+		}
+		return n
 	case (u == "PARSE" || u == "TRY_PARSE") && call:
 		p.i += 2
 		x := p.expr()
 		p.expect("AS")
-		p.typeName()
+		ty := p.typeName()
 		k := x.konst
 		if p.accept("USING") {
 			k = p.expr().konst && k
 		}
 		p.expectPunct(")")
-		return value(k)
+		n := built(k, castSize(x.sz, ty))
+		n.bv = x.bv
+		return n
 	case niladic[u] && !call:
 		p.i++
-		return value(true)
+		n := value(true)
+		if nowFunctions[u] {
+			n.bv = guard.BoundValue{Kind: guard.BoundNow}
+		}
+		return n
 	case reserved[u] && !call:
 		p.unexpected("an expression")
 	}
@@ -312,7 +354,7 @@ func (p *parser) name() *node {
 	if len(parts) > 4 {
 		p.unexpected("a column name of at most four parts")
 	}
-	n := &node{op: "col", name: parts[len(parts)-1]}
+	n := &node{op: "col", name: parts[len(parts)-1], sz: size{lob: true, data: true}}
 	if len(parts) > 1 {
 		n.qual = parts[len(parts)-2]
 	}
@@ -326,7 +368,15 @@ func (p *parser) call(start token, parts []string) *node {
 	if len(parts) > 1 || start.kind != tWord || !functions[name] {
 		p.denyFunction(full, name, len(parts) > 1 || start.kind != tWord)
 	}
-	k := p.args(name)
+	part, args, star := p.args(name)
+	k := !star
+	for _, a := range args {
+		k = k && a.konst
+	}
+	n := built(false, p.callSize(name, args))
+	if k {
+		n.bv = callValue(name, part, args)
+	}
 	if p.accept("WITHIN") {
 		p.expect("GROUP")
 		p.expectPunct("(")
@@ -348,7 +398,8 @@ func (p *parser) call(start token, parts []string) *node {
 		}
 		k = false
 	}
-	return value(k)
+	n.konst = k
+	return n
 }
 
 func (p *parser) denyFunction(full, name string, qualified bool) {
@@ -375,51 +426,51 @@ func (p *parser) denyFunction(full, name string, qualified bool) {
 		"compute the value with built-in functions: aggregates, window, string, math, date, conversion, JSON_VALUE/ISJSON")
 }
 
-// args reads a call's parenthesised arguments; it reports whether they are
-// all values.
-func (p *parser) args(name string) bool {
+// args reads a call's parenthesised arguments: the date part of the
+// functions that take one first, the other arguments, and whether the
+// argument is *.
+func (p *parser) args(name string) (part string, args []*node, star bool) {
 	p.expectPunct("(")
-	k := true
 	if p.acceptPunct(")") {
-		return true
+		return "", nil, false
 	}
 	if !p.accept("DISTINCT") {
 		p.accept("ALL")
 	}
 	switch {
 	case datepartFirst[name]:
-		p.ident("a date part")
+		part = p.ident("a date part")
 		if !p.acceptPunct(",") {
 			p.expectPunct(")")
-			return true
+			return part, nil, false
 		}
 	case name == "TRIM":
 		if t := p.peek(); t.is("LEADING") || t.is("TRAILING") || t.is("BOTH") {
 			p.i++
 		}
 		if !p.accept("FROM") {
-			k = p.expr().konst
+			args = append(args, p.expr())
 			if !p.accept("FROM") {
 				p.expectPunct(")")
-				return k
+				return "", args, false
 			}
 		}
-		k = p.expr().konst && k
+		args = append([]*node{p.expr()}, args...)
 		p.expectPunct(")")
-		return k
+		return "", args, false
 	case p.peek().isPunct("*"):
 		p.i++
 		p.expectPunct(")")
-		return false
+		return "", nil, true
 	}
 	for {
-		k = p.expr().konst && k
+		args = append(args, p.expr())
 		if !p.acceptPunct(",") {
 			break
 		}
 	}
 	p.expectPunct(")")
-	return k
+	return part, args, false
 }
 
 // windowSpec: [window] [PARTITION BY …] [ORDER BY …] [ROWS|RANGE frame].
@@ -472,34 +523,63 @@ func (p *parser) caseExpr() *node {
 	if !p.peek().is("WHEN") {
 		p.unexpected("WHEN")
 	}
+	var results []size
 	for p.accept("WHEN") {
 		k = p.expr().konst && k
 		p.expect("THEN")
-		k = p.expr().konst && k
+		r := p.expr()
+		k = r.konst && k
+		results = append(results, r.sz)
 	}
 	if p.accept("ELSE") {
-		k = p.expr().konst && k
+		r := p.expr()
+		k = r.konst && k
+		results = append(results, r.sz)
 	}
 	p.expect("END")
-	return value(k)
+	n := built(k, largest(results...))
+	return n
 }
 
-// typeName: a data type, int, decimal(10, 2), nvarchar(max), double precision.
-func (p *parser) typeName() {
+// typeName: a data type, int, decimal(10, 2), nvarchar(max), double
+// precision, sys.int. A type that is not one of SQL Server's own is refused:
+// an alias or CLR user type runs user .NET code (its Parse) in the cast.
+func (p *parser) typeName() typ {
 	t := p.next()
 	if t.kind != tWord && t.kind != tQuoted {
 		p.i--
 		p.unexpected("a data type")
 	}
+	parts := []string{t.text}
 	for p.acceptPunct(".") {
-		p.ident("a data type")
+		parts = append(parts, p.ident("a data type"))
 	}
+	name := strings.ToLower(parts[len(parts)-1])
+	if len(parts) > 2 || len(parts) == 2 && !strings.EqualFold(parts[0], "sys") || !builtinTypes[name] {
+		p.fail(contracts.RefuseFunctionDenied,
+			fmt.Sprintf("%s is not one of SQL Server's own data types: a cast to a user type (an alias or CLR type) runs that type's code, which the guard cannot read", strings.Join(parts, ".")),
+			"cast to a built-in type: int, bigint, decimal(p, s), float, date, datetime2, varchar(n), nvarchar(n), varbinary(n), uniqueidentifier")
+	}
+	ty := typ{name: name, max: name == "text" || name == "ntext" || name == "image" || name == "xml"}
 	if p.accept("PRECISION") || p.accept("VARYING") {
-		return
+		return ty
+	}
+	if name == "national" {
+		p.accept("CHAR")
+		p.accept("CHARACTER")
+		p.accept("VARYING")
 	}
 	if p.acceptPunct("(") {
-		for {
-			if t := p.next(); t.kind != tNumber && !t.is("MAX") {
+		for first := true; ; first = false {
+			t := p.next()
+			switch {
+			case t.is("MAX"):
+				ty.max = true
+			case t.kind == tNumber:
+				if first {
+					ty.length, _ = strconv.ParseFloat(t.text, 64)
+				}
+			default:
 				p.i--
 				p.unexpected("a length, precision or MAX")
 			}
@@ -509,4 +589,5 @@ func (p *parser) typeName() {
 		}
 		p.expectPunct(")")
 	}
+	return ty
 }

@@ -2,6 +2,8 @@ package mssql
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
@@ -16,6 +18,13 @@ type parser struct {
 	depth  int
 	ctes   []string // CTE names visible from here, in order of definition
 	scopes []guard.Scope
+	// cteRows are the rows each CTE generates, by name (lower case);
+	// defining names the CTEs whose bodies are being read.
+	cteRows  map[string]rows
+	defining []string
+	// aggs are, per SELECT being read (innermost last), the sizes each of
+	// its STRING_AGGs of a max value adds per row.
+	aggs [][]size
 }
 
 type bail struct{ ref *contracts.Refusal }
@@ -149,7 +158,16 @@ func (p *parser) withClause() {
 		p.expectPunct("(")
 		// Visible in its own body (recursion) and in every later one.
 		p.ctes = append(p.ctes, name)
-		p.query()
+		p.defining = append(p.defining, strings.ToLower(name))
+		r := p.query()
+		p.defining = p.defining[:len(p.defining)-1]
+		if r.recursive {
+			r = rows{n: 1, tables: true}
+		}
+		if p.cteRows == nil {
+			p.cteRows = map[string]rows{}
+		}
+		p.cteRows[strings.ToLower(name)] = r
 		p.expectPunct(")")
 		if !p.acceptPunct(",") {
 			return
@@ -159,10 +177,10 @@ func (p *parser) withClause() {
 
 // query: a query expression with its ORDER BY, OFFSET … FETCH and the
 // clauses the guard refuses (FOR XML/JSON/UPDATE/BROWSE, OPTION).
-func (p *parser) query() {
+func (p *parser) query() rows {
 	p.enter()
 	defer p.leave()
-	p.queryExpr()
+	r := p.queryExpr()
 	if p.accept("ORDER") {
 		p.expect("BY")
 		p.orderItems()
@@ -197,6 +215,7 @@ func (p *parser) query() {
 	if p.peek().is("COMPUTE") {
 		p.unexpected("the end of the query")
 	}
+	return r
 }
 
 func (p *parser) rowOrRows() {
@@ -206,31 +225,33 @@ func (p *parser) rowOrRows() {
 }
 
 // queryExpr: terms joined by UNION [ALL] and EXCEPT; INTERSECT binds tighter.
-func (p *parser) queryExpr() {
-	p.queryTerm()
+func (p *parser) queryExpr() rows {
+	r := p.queryTerm()
 	for p.accept("UNION") || p.accept("EXCEPT") {
 		p.accept("ALL")
-		p.queryTerm()
+		r = r.plus(p.queryTerm())
 	}
+	return r
 }
 
-func (p *parser) queryTerm() {
-	p.queryPrimary()
+func (p *parser) queryTerm() rows {
+	r := p.queryPrimary()
 	for p.accept("INTERSECT") {
-		p.queryPrimary()
+		r = r.plus(p.queryPrimary())
 	}
+	return r
 }
 
-func (p *parser) queryPrimary() {
+func (p *parser) queryPrimary() rows {
 	if p.acceptPunct("(") {
-		p.query()
+		r := p.query()
 		p.expectPunct(")")
-		return
+		return r
 	}
 	if !p.peek().is("SELECT") {
 		p.unexpected("SELECT")
 	}
-	p.querySpec()
+	return p.querySpec()
 }
 
 // scope collects one SELECT's sources and conditions.
@@ -240,6 +261,7 @@ type scope struct {
 	sources int             // tables, CTE references, derived tables, table functions
 	refs    []string        // exposed names as written, in the order read
 	conds   []cond          // WHERE and every ON
+	gen     rows            // the rows its sources generate, multiplied
 }
 
 // cond is a WHERE or an ON, with the refs of the tables whose rows a bound
@@ -266,21 +288,29 @@ func (p *parser) addSource(sc *scope, exposed string) {
 
 // querySpec: SELECT [ALL|DISTINCT] [TOP …] list [FROM …] [WHERE …]
 // [GROUP BY …] [HAVING …] [WINDOW …].
-func (p *parser) querySpec() {
+func (p *parser) querySpec() rows {
 	p.expect("SELECT")
-	sc := &scope{names: map[string]bool{}}
+	sc := &scope{names: map[string]bool{}, gen: rows{n: 1}}
+	p.aggs = append(p.aggs, nil)
 	if !p.accept("ALL") {
 		p.accept("DISTINCT")
 	}
+	top := math.Inf(1)
 	if p.accept("TOP") {
 		if p.acceptPunct("(") {
-			p.expr()
+			if x := p.expr(); x.bv.Kind == guard.BoundNumber {
+				top = x.bv.Number
+			}
 			p.expectPunct(")")
 		} else if t := p.next(); t.kind != tNumber {
 			p.i--
 			p.unexpected("a number or ( after TOP")
+		} else {
+			top, _ = strconv.ParseFloat(t.text, 64)
 		}
-		p.accept("PERCENT")
+		if p.accept("PERCENT") {
+			top = math.Inf(1)
+		}
 		if p.peek().is("WITH") && p.peekAt(1).is("TIES") {
 			p.i += 2
 		}
@@ -293,6 +323,7 @@ func (p *parser) querySpec() {
 	if p.accept("FROM") {
 		p.tableSources(sc)
 	}
+	p.checkRows(sc.gen)
 	if p.accept("WHERE") {
 		sc.conds = append(sc.conds, cond{n: p.expr()})
 	}
@@ -316,6 +347,13 @@ func (p *parser) querySpec() {
 		}
 	}
 	p.scopes = append(p.scopes, guard.Scope{Tables: sc.tables, Bounds: bounds(sc)})
+	p.checkAggs(p.aggs[len(p.aggs)-1], sc.gen)
+	p.aggs = p.aggs[:len(p.aggs)-1]
+	out := sc.gen
+	if !out.tables {
+		out.n = math.Min(out.n, math.Max(top, 0))
+	}
+	return out
 }
 
 func (p *parser) selectList() {
@@ -533,19 +571,23 @@ func (p *parser) tablePrimary(sc *scope) {
 	switch {
 	case t.isPunct("(") && p.peekAt(1).is("VALUES"):
 		p.i += 2
+		n := 0
 		for {
 			p.parenList()
+			n++
 			if !p.acceptPunct(",") {
 				break
 			}
 		}
 		p.expectPunct(")")
 		p.derivedAlias(sc)
+		sc.gen = sc.gen.times(rows{n: float64(n)})
 	case t.isPunct("(") && p.startsQuery():
 		p.i++
-		p.query()
+		r := p.query()
 		p.expectPunct(")")
 		p.derivedAlias(sc)
+		sc.gen = sc.gen.times(r)
 	case t.isPunct("("):
 		p.i++
 		p.tableSource(sc)
@@ -603,6 +645,7 @@ func (p *parser) namedSource(sc *scope) {
 			}
 			if same {
 				p.sourceTail(sc, name, nil)
+				sc.gen = sc.gen.times(p.cteSource(c))
 				return
 			}
 		}
@@ -621,6 +664,22 @@ func (p *parser) namedSource(sc *scope) {
 	}
 	resolveSystem(&tbl)
 	p.sourceTail(sc, name, &tbl)
+	sc.gen.tables = true
+}
+
+// cteSource is the rows a reference to the CTE name generates; a
+// reference inside its own definition is the recursion.
+func (p *parser) cteSource(name string) rows {
+	k := strings.ToLower(name)
+	for _, d := range p.defining {
+		if d == k {
+			return rows{n: 1, recursive: true}
+		}
+	}
+	if r, ok := p.cteRows[k]; ok {
+		return r
+	}
+	return rows{n: 1, tables: true}
 }
 
 // resolveSystem marks a table in SQL Server's own catalogs System and fills
@@ -689,8 +748,16 @@ func (p *parser) tableFunction(sc *scope, start token, parts []string) {
 	name := strings.ToUpper(parts[len(parts)-1])
 	switch {
 	case len(parts) == 1 && start.kind == tWord && tableFunctions[name]:
-		p.args(name)
+		_, args, _ := p.args(name)
 		p.sourceTail(sc, "", nil)
+		switch {
+		case name == "GENERATE_SERIES":
+			sc.gen = sc.gen.times(p.seriesRows(args))
+		case len(args) > 0 && args[0].sz.data:
+			sc.gen.tables = true // STRING_SPLIT of a value read from the database
+		case len(args) > 0:
+			sc.gen = sc.gen.times(rows{n: args[0].sz.bytes + 1})
+		}
 		return
 	case len(parts) == 1 && start.kind == tWord && externalTableFunctions[name]:
 		p.fail(contracts.RefuseTableFunction,
