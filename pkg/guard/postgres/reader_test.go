@@ -393,3 +393,82 @@ func TestQuestionMarkPlaceholder(t *testing.T) {
 	// The jsonb operator ? is not a placeholder.
 	read(t, `SELECT '{"a": 1}'::jsonb ? 'a'`)
 }
+
+// TestGrammarNewerThanTheServer holds the SQL/JSON spellings to the
+// server's version (issue 17, item 1): below the version whose grammar has
+// them, and when the version is unknown, the server reads them as calls of
+// functions of those names, so they are refused and the reason says so; from
+// that version they are read as the guard reads them.
+func TestGrammarNewerThanTheServer(t *testing.T) {
+	if len(postgrestest.GrammarSince) < 12 {
+		t.Fatalf("only %d version-gated shapes", len(postgrestest.GrammarSince))
+	}
+	for _, c := range postgrestest.Hostile {
+		since, gated := postgrestest.GrammarSince[c.Name]
+		if !gated {
+			continue
+		}
+		for _, v := range []int{0, 150018, since - 1} {
+			_, ref := guard.Check(postgres.Reader{ServerVersion: v}, c.SQL, postgrestest.Policy())
+			if ref == nil || ref.Code != contracts.RefuseFunctionDenied {
+				t.Errorf("%s on server %d: %+v, want function_denied", c.Name, v, ref)
+				continue
+			}
+			if !strings.Contains(ref.Reason, "SQL/JSON syntax only from PostgreSQL") || ref.Fix == "" {
+				t.Errorf("%s on server %d: reason %q", c.Name, v, ref.Reason)
+			}
+			if v == 150018 && !strings.Contains(ref.Reason, "PostgreSQL 15.18") {
+				t.Errorf("%s: reason %q does not name the server's version", c.Name, ref.Reason)
+			}
+		}
+		if st, ref := guard.Check(postgres.Reader{ServerVersion: since}, c.SQL, postgrestest.Policy()); ref != nil {
+			t.Errorf("%s on server %d: refused %s (%s)", c.Name, since, ref.Code, ref.Reason)
+		} else {
+			assertOneSelect(t, st.Canonical)
+		}
+	}
+	// The reason names the function an older server would call.
+	_, ref := postgres.Reader{ServerVersion: 150018}.Read(`SELECT json_value('{}', '$.a')`)
+	if ref == nil || !strings.Contains(ref.Reason, "a function named json_value") {
+		t.Errorf("json_value: %+v", ref)
+	}
+	// What the admitted constructs hold is walked like any expression.
+	for _, c := range []struct{ sql, code string }{
+		{`SELECT JSON_OBJECTAGG(k VALUE id) FROM secret.keys`, contracts.RefuseTableNotReadable},
+		{`SELECT JSON_ARRAY(SELECT k FROM secret.keys)`, contracts.RefuseTableNotReadable},
+		{`SELECT JSON_VALUE('1', '$' RETURNING public.evil_domain)`, contracts.RefuseFunctionDenied},
+		{`SELECT JSON_QUERY('{}', '$' DEFAULT pg_sleep(1)::text::jsonb ON EMPTY)`, contracts.RefuseFunctionDenied},
+		{`SELECT JSON_EXISTS('{}', '$ ? (@ == $x)' PASSING pg_sleep(1) AS x)`, contracts.RefuseFunctionDenied},
+		{`SELECT JSON_SCALAR(nextval('s'))`, contracts.RefuseFunctionDenied},
+		{`SELECT JSON_OBJECT('a': current_setting('data_directory'))`, contracts.RefuseFunctionDenied},
+		{`SELECT MERGE_ACTION()`, contracts.RefuseFunctionDenied},
+		{`SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a int PATH '$'))`, contracts.RefuseTableFunction},
+	} {
+		if _, ref := guard.Check(postgres.Reader{ServerVersion: 170004}, c.sql, postgrestest.Policy()); ref == nil || ref.Code != c.code {
+			t.Errorf("%s on PostgreSQL 17: %+v, want %s", c.sql, ref, c.code)
+		}
+	}
+	read17 := func(q string) {
+		t.Helper()
+		if _, ref := guard.Check(postgres.Reader{ServerVersion: 170004}, q, postgrestest.Policy()); ref != nil {
+			t.Errorf("%s on PostgreSQL 17: refused %s (%s)", q, ref.Code, ref.Reason)
+		}
+	}
+	read17(`SELECT JSON_OBJECT('n': count(*) RETURNING jsonb), JSON_ARRAYAGG(amount ORDER BY id) FROM orders`)
+	read17(`SELECT JSON_VALUE(data, '$.n' RETURNING int DEFAULT 0 ON ERROR) FROM events WHERE event_date >= current_date - 1`)
+}
+
+// TestHostileCorpusOnANewServer runs the hostile corpus for a server that
+// knows every spelling the guard's parser does: only the version-gated
+// shapes pass, the rest are refused as on any server.
+func TestHostileCorpusOnANewServer(t *testing.T) {
+	for _, c := range postgrestest.Hostile {
+		_, ref := guard.Check(postgres.Reader{ServerVersion: 180001}, c.SQL, postgrestest.Policy())
+		if _, gated := postgrestest.GrammarSince[c.Name]; gated {
+			continue
+		}
+		if ref == nil || ref.Code != c.Code {
+			t.Errorf("%s on PostgreSQL 18: %+v, want %s", c.Name, ref, c.Code)
+		}
+	}
+}

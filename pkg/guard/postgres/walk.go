@@ -314,6 +314,10 @@ func (w *walker) walk(m protoreflect.Message) {
 	if w.refusal != nil || !m.IsValid() {
 		return
 	}
+	if code, reason, fix, refused := w.nodeRefusal(m); refused {
+		w.refuse(code, reason, fix)
+		return
+	}
 	switch x := m.Interface().(type) {
 	case *pg_query.SelectStmt:
 		w.selectStmt(x)
@@ -329,12 +333,6 @@ func (w *walker) walk(m protoreflect.Message) {
 		w.rangeFunction(x)
 	case *pg_query.RangeTableSample:
 		w.tableSample(x)
-	case *pg_query.RangeTableFunc:
-		w.refuse(contracts.RefuseTableFunction, "the query reads from XMLTABLE, a table function not allowed here",
-			"read from tables; the only table functions allowed in FROM are generate_series and unnest")
-	case *pg_query.JsonTable:
-		w.refuse(contracts.RefuseTableFunction, "the query reads from JSON_TABLE, a table function not allowed here",
-			"read from tables; the only table functions allowed in FROM are generate_series and unnest")
 	case *pg_query.JoinExpr:
 		if len(x.UsingClause) > 0 || x.IsNatural {
 			// The join columns are compared with =, found by name.
@@ -416,15 +414,6 @@ func (w *walker) walk(m protoreflect.Message) {
 		// GROUP's — sorts through an operator class.
 		w.operator(x.UseOp)
 		w.uses.Ordering = true
-	case *pg_query.IntoClause:
-		w.refuse(contracts.RefuseNotReadOnly, "SELECT … INTO creates a table", "drop the INTO clause")
-	case *pg_query.LockingClause:
-		w.refuse(contracts.RefuseNotReadOnly, "the query locks rows (FOR UPDATE/SHARE)", "drop the FOR UPDATE/FOR SHARE clause")
-	default:
-		if name := string(m.Descriptor().Name()); strings.HasSuffix(name, "Stmt") {
-			w.refuse(contracts.RefuseNotReadOnly, "the SELECT holds another statement: a "+strings.TrimSuffix(name, "Stmt"),
-				"keep the query one plain SELECT")
-		}
 	}
 	if w.refusal != nil {
 		return
@@ -681,6 +670,8 @@ func (w *walker) typeName(t *pg_query.TypeName) {
 	shown := strings.Join(ns, ".")
 	w.uses.addCast(name)
 	switch {
+	case strings.ToLower(name) == "xml":
+		w.refuse(xmlRule.code, "a cast to xml "+strings.TrimPrefix(xmlRule.reason, "XML "), xmlRule.fix)
 	case regTypes[strings.ToLower(name)]:
 		w.refuse(contracts.RefuseFunctionDenied,
 			fmt.Sprintf("a cast to %s looks up a database object named in a string", shown),

@@ -19,6 +19,20 @@ type Case struct {
 	Code string
 }
 
+// GrammarSince holds, by Case name, the hostile shapes that are refused
+// only for a server older than the server_version_num given, or of unknown
+// version (the guard's zero Reader): from that version they are SQL/JSON
+// grammar, which the server reads as the guard does, and they pass.
+var GrammarSince = map[string]int{}
+
+func init() {
+	for _, c := range Hostile {
+		if v, ok := since[c.Name]; ok {
+			GrammarSince[c.Name] = v
+		}
+	}
+}
+
 // Policy is the connection policy the corpora are written against: the three
 // fixture tables readable, events large and bounded on event_date.
 func Policy() guard.Policy {
@@ -225,6 +239,51 @@ var Hostile = []Case{
 	{"bound in FULL JOIN ON", "SELECT count(*) FROM events e FULL JOIN customers c ON c.id = e.id AND e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
 	{"bound in a nested LEFT JOIN ON", "SELECT count(*) FROM events e LEFT JOIN (customers c JOIN orders o ON o.customer_id = c.id) ON c.id = e.id AND e.event_date >= '2030-01-01'", contracts.RefuseLargeTableUnbounded},
 
+	// Grammar newer than the server (issue 17, item 1): libpg_query parses
+	// PostgreSQL 17's grammar, in which these are SQL/JSON nodes, never a
+	// call; an older server reads them as calls of json_value, json_array,
+	// … found through the search path, and a planted SECURITY DEFINER
+	// public.json_value(text, text) wrote files on the database host.
+	{"JSON_VALUE on an older server", `SELECT JSON_VALUE('{"a": 1}', '$.a')`, contracts.RefuseFunctionDenied},
+	{"lower-case json_value on an older server", `SELECT json_value(name, '$') FROM customers`, contracts.RefuseFunctionDenied},
+	{"JSON_QUERY on an older server", `SELECT JSON_QUERY('{"a": [1]}', '$.a')`, contracts.RefuseFunctionDenied},
+	{"json_exists on an older server", `SELECT id FROM customers WHERE json_exists('{"a": 1}', '$.a')`, contracts.RefuseFunctionDenied},
+	{"JSON_SCALAR on an older server", `SELECT JSON_SCALAR(1)`, contracts.RefuseFunctionDenied},
+	{"JSON_SERIALIZE on an older server", `SELECT JSON_SERIALIZE('{}' RETURNING text)`, contracts.RefuseFunctionDenied},
+	{"JSON() on an older server", `SELECT JSON('{"a": 1}')`, contracts.RefuseFunctionDenied},
+	{"JSON_ARRAY on an older server", `SELECT JSON_ARRAY(1, 2)`, contracts.RefuseFunctionDenied},
+	{"JSON_ARRAY of a query on an older server", `SELECT JSON_ARRAY(SELECT id FROM customers)`, contracts.RefuseFunctionDenied},
+	{"JSON_OBJECT on an older server", `SELECT JSON_OBJECT('a': 1)`, contracts.RefuseFunctionDenied},
+	{"empty JSON_OBJECT on an older server", `SELECT JSON_OBJECT()`, contracts.RefuseFunctionDenied},
+	{"JSON_ARRAYAGG on an older server", `SELECT JSON_ARRAYAGG(id) FROM customers`, contracts.RefuseFunctionDenied},
+	{"JSON_OBJECTAGG on an older server", `SELECT JSON_OBJECTAGG(name VALUE id) FROM customers`, contracts.RefuseFunctionDenied},
+	{"IS JSON on an older server", `SELECT '{}' IS JSON`, contracts.RefuseFunctionDenied},
+	{"JSON_VALUE in WHERE on an older server", `SELECT id FROM customers WHERE JSON_VALUE(name, '$') = 'x'`, contracts.RefuseFunctionDenied},
+	// … and refused on every server.
+	{"MERGE_ACTION in a SELECT", `SELECT MERGE_ACTION()`, contracts.RefuseFunctionDenied},
+	{"JSON_TABLE", `SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a int PATH '$'))`, contracts.RefuseTableFunction},
+	{"JSON_VALUE returning a user type", `SELECT JSON_VALUE('1', '$' RETURNING public.evil_domain)`, contracts.RefuseFunctionDenied},
+	{"JSON_ARRAY of a denied call", `SELECT JSON_ARRAY(pg_sleep(1))`, contracts.RefuseFunctionDenied},
+	{"JSON_VALUE with a denied default", `SELECT JSON_VALUE('x', '$' DEFAULT pg_sleep(1) ON ERROR)`, contracts.RefuseFunctionDenied},
+	// A CYCLE clause's mark values are expressions: a typed literal casts.
+	{"CYCLE mark of a user type", `WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 3) CYCLE n SET c TO public.evil_domain 'a' DEFAULT public.evil_domain 'b' USING p SELECT n FROM t`, contracts.RefuseFunctionDenied},
+
+	// XML runs in libxml2, which PostgreSQL cannot interrupt: xpath over
+	// 20,000 nodes ran 20 s under a 1 s statement_timeout (issue 17, item 4).
+	{"xpath", `SELECT xpath('count(//a[. = //b])', '<r><a>1</a><b>1</b></r>')`, contracts.RefuseFunctionDenied},
+	{"xpath_exists", `SELECT xpath_exists('//a', '<r/>'::text::xml)`, contracts.RefuseFunctionDenied},
+	{"XMLEXISTS", `SELECT XMLEXISTS('//a' PASSING BY VALUE '<r/>')`, contracts.RefuseFunctionDenied},
+	{"XMLPARSE", `SELECT XMLPARSE(DOCUMENT '<r/>')`, contracts.RefuseFunctionDenied},
+	{"XMLELEMENT", `SELECT XMLELEMENT(NAME a, name) FROM customers`, contracts.RefuseFunctionDenied},
+	{"XMLSERIALIZE", `SELECT XMLSERIALIZE(CONTENT 'x' AS text)`, contracts.RefuseFunctionDenied},
+	{"IS DOCUMENT", `SELECT '<r/>' IS DOCUMENT`, contracts.RefuseFunctionDenied},
+	{"cast to xml", `SELECT '<r/>'::xml`, contracts.RefuseFunctionDenied},
+	{"CAST to pg_catalog.xml", `SELECT CAST('<r/>' AS pg_catalog.xml)`, contracts.RefuseFunctionDenied},
+	{"xml()", `SELECT xml('<r/>')`, contracts.RefuseFunctionDenied},
+	{"xmlagg", `SELECT xmlagg(NULL)`, contracts.RefuseFunctionDenied},
+	{"xml_is_well_formed", `SELECT xml_is_well_formed(name) FROM customers`, contracts.RefuseFunctionDenied},
+	{"xpath as an attribute", `SELECT (c.name).xpath FROM customers c`, contracts.RefuseFunctionDenied},
+
 	// Shapes the guard cannot follow.
 	{"one alias for two tables", "SELECT * FROM orders o, customers o", contracts.RefuseUnsupported},
 
@@ -295,4 +354,23 @@ var Valid = []string{
 	`SELECT c.name, count(e.id) FROM customers c LEFT JOIN events e ON e.id = c.id AND e.event_date >= current_date - 7 GROUP BY c.name`,
 	`SELECT count(*) FROM events e RIGHT JOIN customers c ON e.id = c.id AND e.event_date >= current_date - 7`,
 	`SELECT id FROM orders ORDER BY amount USING >, id`,
+}
+
+// since is GrammarSince before it is checked against Hostile.
+var since = map[string]int{
+	"JSON_VALUE on an older server":            170000,
+	"lower-case json_value on an older server": 170000,
+	"JSON_QUERY on an older server":            170000,
+	"json_exists on an older server":           170000,
+	"JSON_SCALAR on an older server":           170000,
+	"JSON_SERIALIZE on an older server":        170000,
+	"JSON() on an older server":                170000,
+	"JSON_ARRAY on an older server":            160000,
+	"JSON_ARRAY of a query on an older server": 160000,
+	"JSON_OBJECT on an older server":           160000,
+	"empty JSON_OBJECT on an older server":     160000,
+	"JSON_ARRAYAGG on an older server":         160000,
+	"JSON_OBJECTAGG on an older server":        160000,
+	"IS JSON on an older server":               160000,
+	"JSON_VALUE in WHERE on an older server":   170000,
 }
