@@ -217,3 +217,77 @@ func (m *matcher) refuseVacuous(t Table, col, example, why string) *contracts.Re
 		fmt.Sprintf("bound it with a real lower limit: WHERE %s >= '<a date after %s>', or the current date minus an interval (at most back to %s), or a number above zero",
 			example, BoundFloor.Format("2006-01-02"), BoundFloor.Format("2006-01-02")))
 }
+
+// intervalUnits are the units an interval or a date modifier names, at
+// their longest.
+var intervalUnits = map[string]float64{}
+
+func init() {
+	day := float64(24 * time.Hour)
+	year := float64(BoundYear)
+	for words, d := range map[string]float64{
+		"millennium millenniums millennia": 1000 * year, "century centuries": 100 * year, "decade decades": 10 * year,
+		"year years y yr yrs": year, "quarter quarters": 92 * day, "month months mon mons": 31 * day,
+		"week weeks w": 7 * day, "day days d": day, "hour hours h hr hrs": float64(time.Hour),
+		"minute minutes min mins m": float64(time.Minute), "second seconds sec secs s": float64(time.Second),
+	} {
+		for _, w := range strings.Fields(words) {
+			intervalUnits[w] = d
+		}
+	}
+}
+
+var intervalPart = regexp.MustCompile(`^([-+]?\d+(?:\.\d*)?)\s*([a-z]+)$`)
+
+// ParseInterval reads an interval as PostgreSQL, DuckDB and SQLite's date
+// modifiers write one: "7 days", "-1 year 2 months", "100 years ago",
+// "3 day". It reports false for anything else. A reach too long for a
+// Duration is clamped, which keeps it past BoundFloor.
+func ParseInterval(s string) (time.Duration, bool) {
+	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
+	ago := len(f) > 0 && f[len(f)-1] == "ago"
+	if ago {
+		f = f[:len(f)-1]
+	}
+	var total float64
+	for i := 0; i < len(f); i++ {
+		part := f[i]
+		if i+1 < len(f) && intervalPart.FindStringSubmatch(part) == nil {
+			part += f[i+1]
+			i++
+		}
+		x := intervalPart.FindStringSubmatch(part)
+		if x == nil {
+			return 0, false
+		}
+		unit, ok := intervalUnits[x[2]]
+		n, err := strconv.ParseFloat(x[1], 64)
+		if !ok || err != nil {
+			return 0, false
+		}
+		total += n * unit
+	}
+	if len(f) == 0 {
+		return 0, false
+	}
+	if ago {
+		total = -total
+	}
+	return clamp(total), true
+}
+
+// clamp turns nanoseconds into a Duration, holding a reach past about 146
+// years at about 146 years.
+func clamp(ns float64) time.Duration {
+	const most = float64(math.MaxInt64 / 2)
+	return time.Duration(math.Max(-most, math.Min(most, ns)))
+}
+
+// Behind is v moved back by d when it is the current time (a date minus an
+// interval); anything else is not reduced.
+func (v BoundValue) Behind(d time.Duration) BoundValue {
+	if v.Kind != BoundNow {
+		return BoundValue{}
+	}
+	return BoundValue{Kind: BoundNow, Back: clamp(float64(v.Back) + float64(d))}
+}

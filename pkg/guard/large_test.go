@@ -111,3 +111,22 @@ func TestVacuousBoundRefused(t *testing.T) {
 		t.Errorf("a vacuous bound on another column: %+v", ref)
 	}
 }
+
+func TestParseInterval(t *testing.T) {
+	day := 24 * time.Hour
+	for s, want := range map[string]time.Duration{
+		"7 days": 7 * day, "1 day": day, "-1 year": -BoundYear, "2 weeks 1 day": 15 * day, "3 days ago": -3 * day, "1day": day,
+	} {
+		if got, ok := ParseInterval(s); !ok || got != want {
+			t.Errorf("%q: %v %v, want %v", s, got, ok, want)
+		}
+	}
+	if got, ok := ParseInterval("100 years"); !ok || got < 100*365*day {
+		t.Errorf("100 years: %v %v", got, ok)
+	}
+	for _, s := range []string{"", "soon", "P1Y", "7 fortnights"} {
+		if _, ok := ParseInterval(s); ok {
+			t.Errorf("%q read as an interval", s)
+		}
+	}
+}

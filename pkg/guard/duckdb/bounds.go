@@ -1,7 +1,9 @@
 package duckdb
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sondehq/sonde/pkg/guard"
 )
@@ -35,6 +37,14 @@ func bounds(cond node) []guard.Bound {
 			}
 			if all {
 				out = appendBound(out, obj(children[0]), obj(children[1]))
+				if n := len(out); n > 0 && out[n-1].Vacuous == "" {
+					for _, v := range children[2:] {
+						if why := boundValue(obj(v)).Vacuous(time.Now()); why != "" {
+							out[n-1].Vacuous = why
+							break
+						}
+					}
+				}
 			}
 		}
 	}
@@ -67,14 +77,148 @@ func appendBound(out []guard.Bound, col, val node) []guard.Bound {
 		s, _ := n.(string)
 		parts = append(parts, s)
 	}
+	b := guard.Bound{Vacuous: boundValue(val).Vacuous(time.Now())}
 	switch len(parts) {
 	case 0:
 		return out
 	case 1:
-		return append(out, guard.Bound{Column: parts[0]})
+		b.Column = parts[0]
 	default:
-		return append(out, guard.Bound{Qualifier: parts[len(parts)-2], Column: parts[len(parts)-1]})
+		b.Qualifier, b.Column = parts[len(parts)-2], parts[len(parts)-1]
 	}
+	return append(out, b)
+}
+
+// intervalFunctions build an interval of a number of units.
+var intervalFunctions = map[string]string{
+	"to_millennia": "1000 years", "to_centuries": "100 years", "to_decades": "10 years", "to_years": "1 year",
+	"to_quarters": "3 months", "to_months": "1 month", "to_weeks": "1 week", "to_days": "1 day",
+	"to_hours": "1 hour", "to_minutes": "1 minute", "to_seconds": "1 second",
+}
+
+// dvalue is a constant reduced: a bound's value, or an interval.
+type dvalue struct {
+	bv       guard.BoundValue
+	interval time.Duration
+	isIntvl  bool
+}
+
+// boundValue reduces the value a bound compares its column with to what
+// decides whether it limits anything: literals (through casts), the current
+// time, the current time minus an interval, date_trunc of it, make_date of
+// numbers, parameters. Anything else is guard.BoundUnknown.
+func boundValue(n node) guard.BoundValue {
+	v := reduce(n, 0)
+	if v.isIntvl {
+		return guard.BoundValue{}
+	}
+	return v.bv
+}
+
+func reduce(n node, depth int) dvalue {
+	if n == nil || depth > 32 {
+		return dvalue{}
+	}
+	switch str(n, "class") {
+	case "PARAMETER":
+		return dvalue{bv: guard.BoundValue{Kind: guard.BoundParam}}
+	case "CONSTANT":
+		val := obj(n["value"])
+		if val == nil || val["is_null"] == true {
+			return dvalue{bv: guard.BoundValue{Kind: guard.BoundNull}}
+		}
+		if s, ok := constString(n); ok {
+			return dvalue{bv: guard.BoundValue{Kind: guard.BoundString, Text: s}}
+		}
+		if f, ok := constNumber(n); ok {
+			return dvalue{bv: guard.BoundValue{Kind: guard.BoundNumber, Number: f}}
+		}
+	case "COLUMN_REF":
+		if isValue(n) { // current_date and its kin
+			return dvalue{bv: guard.BoundValue{Kind: guard.BoundNow}}
+		}
+	case "CAST":
+		inner := reduce(obj(n["child"]), depth+1)
+		if str(obj(n["cast_type"]), "id") == "INTERVAL" && inner.bv.Kind == guard.BoundString {
+			if d, ok := guard.ParseInterval(inner.bv.Text); ok {
+				return dvalue{interval: d, isIntvl: true}
+			}
+			return dvalue{}
+		}
+		return inner
+	case "FUNCTION":
+		if str(n, "schema") != "" || str(n, "catalog") != "" {
+			return dvalue{}
+		}
+		name := strings.ToLower(str(n, "function_name"))
+		children, _ := n["children"].([]any)
+		var args []dvalue
+		for _, c := range children {
+			args = append(args, reduce(obj(c), depth+1))
+		}
+		switch {
+		case (name == "now" || name == "get_current_timestamp" || name == "current_date" || name == "today" || name == "current_timestamp") && len(args) == 0:
+			return dvalue{bv: guard.BoundValue{Kind: guard.BoundNow}}
+		case name == "trunc" && len(args) == 1:
+			return args[0]
+		case intervalFunctions[name] != "" && len(args) == 1 && args[0].bv.Kind == guard.BoundNumber:
+			d, _ := guard.ParseInterval(intervalFunctions[name])
+			return dvalue{interval: time.Duration(float64(d) * args[0].bv.Number), isIntvl: true}
+		case (name == "date_trunc" || name == "datetrunc") && len(args) == 2 && args[0].bv.Kind == guard.BoundString && args[1].bv.Kind == guard.BoundNow:
+			d, _ := guard.ParseInterval("1 " + args[0].bv.Text)
+			return dvalue{bv: args[1].bv.Behind(d)}
+		case (name == "make_date" || name == "make_timestamp") && len(args) >= 3:
+			var ymd []string
+			for i, w := range []int{4, 2, 2} {
+				if args[i].bv.Kind != guard.BoundNumber {
+					return dvalue{}
+				}
+				s := strconv.FormatFloat(args[i].bv.Number, 'f', 0, 64)
+				for len(s) < w {
+					s = "0" + s
+				}
+				ymd = append(ymd, s)
+			}
+			return dvalue{bv: guard.BoundValue{Kind: guard.BoundString, Text: strings.Join(ymd, "-")}}
+		case name == "-" && len(args) == 1 && args[0].bv.Kind == guard.BoundNumber:
+			return dvalue{bv: guard.BoundValue{Kind: guard.BoundNumber, Number: -args[0].bv.Number}}
+		case (name == "-" || name == "+" || name == "*") && len(args) == 2:
+			return arith(name, args[0], args[1])
+		}
+	}
+	return dvalue{}
+}
+
+// arith folds numbers and moves the current time by an interval or (for a
+// date) a number of days.
+func arith(op string, l, r dvalue) dvalue {
+	switch {
+	case l.bv.Kind == guard.BoundNull || r.bv.Kind == guard.BoundNull:
+		return dvalue{bv: guard.BoundValue{Kind: guard.BoundNull}}
+	case l.bv.Kind == guard.BoundNumber && r.bv.Kind == guard.BoundNumber:
+		a, b := l.bv.Number, r.bv.Number
+		f := map[string]float64{"+": a + b, "-": a - b, "*": a * b}[op]
+		return dvalue{bv: guard.BoundValue{Kind: guard.BoundNumber, Number: f}}
+	case l.isIntvl && r.bv.Kind == guard.BoundNumber && op == "*":
+		return dvalue{interval: time.Duration(float64(l.interval) * r.bv.Number), isIntvl: true}
+	case r.isIntvl && l.bv.Kind == guard.BoundNumber && op == "*":
+		return dvalue{interval: time.Duration(float64(r.interval) * l.bv.Number), isIntvl: true}
+	case l.bv.Kind == guard.BoundNow && r.isIntvl && op != "*":
+		d := r.interval
+		if op == "+" {
+			d = -d
+		}
+		return dvalue{bv: l.bv.Behind(d)}
+	case r.bv.Kind == guard.BoundNow && l.isIntvl && op == "+":
+		return dvalue{bv: r.bv.Behind(-l.interval)}
+	case l.bv.Kind == guard.BoundNow && r.bv.Kind == guard.BoundNumber && op != "*":
+		d, _ := guard.ParseInterval(strconv.FormatFloat(r.bv.Number, 'f', -1, 64) + " days")
+		if op == "+" {
+			d = -d
+		}
+		return dvalue{bv: l.bv.Behind(d)}
+	}
+	return dvalue{}
 }
 
 // niladic are the SQL keywords DuckDB's parser writes as column references.

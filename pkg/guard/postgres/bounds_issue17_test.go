@@ -12,8 +12,8 @@ import (
 
 // A lower bound on a large table's column (events on event_date) counts
 // only when it is a real limit: each sentinel reads every row and is refused
-// with large_table_unbounded and a fix asking for a real lower limit
-// (issue 17, item 17).
+// with large_table_unbounded (issue 17, item 17); one whose shape is a bound
+// says to bound the table with a real lower limit.
 func TestBoundsThatBoundNothing(t *testing.T) {
 	for _, c := range []struct {
 		where string
@@ -29,7 +29,6 @@ func TestBoundsThatBoundNothing(t *testing.T) {
 		{"event_date >= date_trunc('month', now())", true},
 		{"event_date >= make_date(2024, 1, 1)", true},
 		{"event_date >= 'today'", true},
-		{"event_date >= $1", true},
 		{"event_date BETWEEN '2026-01-01' AND current_date", true},
 		{"event_date IN ('2026-01-01', '2026-01-02')", true},
 		{"NOT (event_date < '2026-01-01')", true},
@@ -43,7 +42,7 @@ func TestBoundsThatBoundNothing(t *testing.T) {
 		{"event_date >= '4713-01-01 BC'::date", false},
 		{"event_date >= '1900-01-01'::timestamp", false},
 		{"event_date >= ''::text", false},
-		{"event_date >= E'\\x00'", false},
+		{"event_date >= E'\\001'", false},
 		{"event_date >= NULL", false},
 		{"event_date >= NULL::date", false},
 		{"event_date > -1e308", false},
@@ -71,9 +70,16 @@ func TestBoundsThatBoundNothing(t *testing.T) {
 				t.Errorf("%s: refused %s: %s", sql, ref.Code, ref.Reason)
 			case !c.real && ref == nil:
 				t.Errorf("%s: admitted; it reads every row", sql)
-			case !c.real && (ref.Code != contracts.RefuseLargeTableUnbounded || !strings.Contains(ref.Fix, "real lower limit")):
-				t.Errorf("%s: %s (%s; fix %s), want large_table_unbounded asking for a real lower limit", sql, ref.Code, ref.Reason, ref.Fix)
+			case !c.real && ref.Code != contracts.RefuseLargeTableUnbounded:
+				t.Errorf("%s: %s (%s), want large_table_unbounded", sql, ref.Code, ref.Reason)
 			}
 		}
+	}
+}
+
+func TestVacuousBoundAsksForARealLimit(t *testing.T) {
+	_, ref := guard.Check(postgres.Reader{}, "SELECT * FROM events WHERE event_date >= '-infinity'::date", postgrestest.Policy())
+	if ref == nil || ref.Code != contracts.RefuseLargeTableUnbounded || !strings.Contains(ref.Fix, "real lower limit") || !strings.Contains(ref.Reason, "-infinity") {
+		t.Errorf("'-infinity': %+v", ref)
 	}
 }

@@ -657,11 +657,11 @@ func lowerBound(c []token) (guard.Bound, bool) {
 	if c[0].is("NOT") {
 		inner := stripParens(c[1:])
 		if b, rest, ok := colRef(inner); ok && len(rest) > 0 && (rest[0].op("<") || rest[0].op("<=")) && isValue(rest[1:]) {
-			return b, true
+			return valued(b, rest[1:]), true
 		}
 		if i := comparison(inner); i > 0 && (inner[i].op(">") || inner[i].op(">=")) && isValue(inner[:i]) {
 			if b, rest, ok := colRef(inner[i+1:]); ok && len(rest) == 0 {
-				return b, true
+				return valued(b, inner[:i]), true
 			}
 		}
 		return guard.Bound{}, false
@@ -669,22 +669,23 @@ func lowerBound(c []token) (guard.Bound, bool) {
 	if b, rest, ok := colRef(c); ok && len(rest) > 0 {
 		switch op := rest[0]; {
 		case op.op(">=") || op.op(">") || op.op("=") || op.op("=="):
-			return b, isValue(rest[1:])
+			return valued(b, rest[1:]), isValue(rest[1:])
 		case op.is("BETWEEN"):
 			for i := 1; i < len(rest); i++ {
 				if rest[i].is("AND") && isValue(rest[1:i]) && isValue(rest[i+1:]) {
-					return b, true
+					return valued(b, rest[1:i]), true
 				}
 			}
 		case op.is("IN"):
 			if len(rest) >= 3 && rest[1].op("(") && closing(rest, 1) == len(rest)-1 {
-				return b, isValueList(rest[2 : len(rest)-1])
+				list := rest[2 : len(rest)-1]
+				return valued(b, splitList(list)...), isValueList(list)
 			}
 		}
 	}
 	if i := comparison(c); i > 0 && (c[i].op("<=") || c[i].op("<") || c[i].op("=") || c[i].op("==")) && isValue(c[:i]) {
 		if b, rest, ok := colRef(c[i+1:]); ok && len(rest) == 0 {
-			return b, true
+			return valued(b, c[:i]), true
 		}
 	}
 	return guard.Bound{}, false
