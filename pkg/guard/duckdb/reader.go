@@ -158,6 +158,9 @@ func (r *Reader) Read(sql string) (*guard.Statement, *contracts.Refusal) {
 	if ref := w.query(stmt.Node, nil); ref != nil {
 		return nil, ref
 	}
+	if ref := checkWork(stmt.Node, w.derives, 0); ref != nil {
+		return nil, ref
+	}
 	return &guard.Statement{
 		Text:      text,
 		Canonical: canonicalForm(canonical, p.Statements[0]),

@@ -36,12 +36,32 @@ var formatFunctions = set("printf", "format")
 // listRanges build a list from constant bounds.
 var listRanges = set("range", "generate_series")
 
-// estimate is an upper bound on the bytes an expression builds: known is
-// false when part of it is read from the database.
+// estimate is an upper bound on the bytes an expression builds, beside the
+// values it reads from the database, whose length the reader cannot know.
 type estimate struct {
 	bytes float64
 	data  bool // holds a value read from the database (a column, a subquery)
+	// units counts the values read from the database it joins (a column
+	// once, col || col twice, repeat(col, 10) ten times).
+	units float64
+	// grown is true when part of it is built from any number of rows: an
+	// aggregate that concatenates (string_agg, list, …) or a subquery.
+	grown bool
 }
+
+// add joins e into sum: the bytes, units and flags of both.
+func (sum *estimate) add(e estimate) {
+	sum.bytes += e.bytes
+	sum.units += e.units
+	sum.data = sum.data || e.data
+	sum.grown = sum.grown || e.grown
+}
+
+// growingAggregates build one value out of every row they aggregate: their
+// result is as long as the rows make it.
+var growingAggregates = set("string_agg", "group_concat", "listagg", "list", "array_agg", "histogram",
+	"histogram_exact", "json_group_array", "json_group_object", "json_group_structure", "bitstring_agg",
+	"approx_top_k")
 
 func tooBig(what string, bytes float64) *contracts.Refusal {
 	return guard.Refuse(contracts.RefuseResultTooLarge,
@@ -75,8 +95,7 @@ func builtSize(v any, depth int) (estimate, *contracts.Refusal) {
 			if ref != nil {
 				return e, ref
 			}
-			sum.bytes += e.bytes
-			sum.data = sum.data || e.data
+			sum.add(e)
 		}
 		return sum, nil
 	case node:
@@ -92,11 +111,20 @@ func nodeSize(n node, depth int) (estimate, *contracts.Refusal) {
 			return estimate{bytes: float64(len(s))}, nil
 		}
 		return estimate{bytes: 16}, nil
-	case "COLUMN_REF", "SUBQUERY", "STAR", "PARAMETER":
+	case "COLUMN_REF", "STAR", "PARAMETER":
 		// Read from the database or bound by the caller: bounded by what
-		// is stored or sent, not built here. A subquery's own expressions
-		// are sized where the walker reaches them.
-		return estimate{data: true}, nil
+		// is stored or sent, not built here.
+		return estimate{data: true, units: 1}, nil
+	case "SUBQUERY":
+		// A subquery's own expressions are sized where the walker reaches
+		// them; its value may be built from any number of rows.
+		return estimate{data: true, units: 1, grown: true}, nil
+	case "WINDOW":
+		sum, ref := sumChildren(n, depth)
+		if growingAggregates[strings.ToLower(str(n, "function_name"))] {
+			sum.grown = true
+		}
+		return sum, ref
 	case "FUNCTION":
 		name := strings.ToLower(str(n, "function_name"))
 		args, _ := n["children"].([]any)
@@ -111,7 +139,17 @@ func nodeSize(n node, depth int) (estimate, *contracts.Refusal) {
 				return estimate{}, tooBig(name+"(…) as a list", count*8)
 			}
 		}
+		sum, ref := sumChildren(n, depth)
+		if growingAggregates[name] {
+			sum.grown = true
+		}
+		return sum, ref
 	}
+	return sumChildren(n, depth)
+}
+
+// sumChildren sizes a node as the sum of what its children build.
+func sumChildren(n node, depth int) (estimate, *contracts.Refusal) {
 	var sum estimate
 	for k, c := range n {
 		if k == "query_location" {
@@ -123,8 +161,7 @@ func nodeSize(n node, depth int) (estimate, *contracts.Refusal) {
 			if ref != nil {
 				return e, ref
 			}
-			sum.bytes += e.bytes
-			sum.data = sum.data || e.data
+			sum.add(e)
 		}
 	}
 	if sum.bytes > MaxBuiltValue {
@@ -150,8 +187,7 @@ func sizedCall(name string, args []any, i, depth int) (estimate, *contracts.Refu
 		if ref != nil {
 			return e, ref
 		}
-		parts.bytes += e.bytes
-		parts.data = parts.data || e.data
+		parts.add(e)
 	}
 	n, ok := constNumber(obj(args[i]))
 	if !ok {
@@ -179,7 +215,11 @@ func sizedCall(name string, args []any, i, depth int) (estimate, *contracts.Refu
 	if size > MaxBuiltValue {
 		return estimate{}, tooBig(name+"(…)", size)
 	}
-	return estimate{bytes: size, data: parts.data}, nil
+	units := parts.units
+	if name == "repeat" || name == "list_resize" || name == "array_resize" {
+		units *= n
+	}
+	return estimate{bytes: size, data: parts.data, units: units, grown: parts.grown}, nil
 }
 
 // formatWidths are the widths and precisions of printf (%08.3f) and of
@@ -233,7 +273,7 @@ func formatCall(name string, args []any, depth int) (estimate, *contracts.Refusa
 	if size > MaxBuiltValue {
 		return estimate{}, tooBig(name+"(…)", size)
 	}
-	return estimate{bytes: size, data: rest.data}, nil
+	return estimate{bytes: size, data: rest.data, units: rest.units, grown: rest.grown}, nil
 }
 
 // rangeCount is the length of range/generate_series as a list over constant

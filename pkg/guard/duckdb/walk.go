@@ -32,6 +32,10 @@ type walker struct {
 	// sized counts the expressions being walked whose whole tree was
 	// already sized (builtSize); a subquery starts afresh.
 	sized int
+	// derives is set once the statement reads from a derived table (a CTE,
+	// a subquery, VALUES, unnest or a pivot in FROM) or has a lambda: a
+	// column there may be a value the statement built (work.go).
+	derives bool
 	// cur is the SELECT whose clauses are being walked for column uses, nil
 	// where a column reference is no use of one (ORDER BY, a PIVOT); clause
 	// is the clause being walked. selects counts the SELECTs enclosing the
@@ -273,6 +277,7 @@ func (w *walker) use(qualifier, name string) {
 // derived records a FROM item that is not a table under the name it is
 // referred to by ("" when none).
 func (w *walker) derived(idx int, name string) {
+	w.derives = true
 	w.scopes[idx].Derived = append(w.scopes[idx].Derived, name)
 	if w.cur != nil && w.cur.idx == idx && name != "" {
 		w.cur.refs[strings.ToLower(name)] = true
@@ -433,7 +438,11 @@ func (w *walker) tableRef(n node, idx int, visible *ctes, conds *[]cond) *contra
 		if !allowedTableFunctions[name] || str(fn, "catalog") != "" || !defaultSchema(str(fn, "schema")) {
 			return refuseTableFunction(name)
 		}
+		before := w.derives
 		w.derived(idx, str(n, "alias"))
+		if listRanges[name] {
+			w.derives = before // range and generate_series yield only numbers
+		}
 		for _, k := range []string{"children", "filter", "order_bys"} {
 			if ref := w.exprs(fn[k], visible); ref != nil {
 				return ref
@@ -529,6 +538,9 @@ func (w *walker) expr(n node, visible *ctes) *contracts.Refusal {
 	case "LAMBDA", "STAR":
 		// A lambda's parameters are column references of no table; a star's
 		// COLUMNS(…), EXCLUDE and REPLACE are left to a miss.
+		if class == "LAMBDA" {
+			w.derives = true
+		}
 		w.hidden++
 		defer func() { w.hidden-- }()
 	case "FUNCTION":

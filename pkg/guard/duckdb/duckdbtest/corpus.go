@@ -177,6 +177,36 @@ var Hostile = []struct {
 	{"SELECT " + strings.Repeat("(SELECT ", 13) + "1" + strings.Repeat(")", 13), "too_complex"},
 	{"SELECT " + strings.Repeat("[", 300) + "1" + strings.Repeat("]", 300), "too_complex"},
 	{"SELECT 1 " + strings.Repeat("/*", 300) + strings.Repeat("*/", 300), "too_complex"},
+	// Work that grows with the product of its inputs' lengths, which DuckDB
+	// cannot interrupt inside one call (issue 17, items 4 and 5): refused
+	// before anything runs, so nothing outlives the deadline.
+	{"SELECT regexp_extract_all(repeat('a', 1000000), '(a?){500}a{500}')", "too_complex"},
+	{"SELECT regexp_replace(repeat('a', 1000000), '(a?){500}a{500}', 'x')", "too_complex"},
+	{"SELECT string_split_regex(repeat('a', 1000000), '(a?){500}a{500}')", "too_complex"},
+	{"SELECT repeat('a', 1000000) SIMILAR TO '(a?){500}a{500}'", "too_complex"},
+	{"SELECT repeat('a', 1000000) ~ '(a?){200}a{200}'", "too_complex"},
+	{"SELECT regexp_matches(name, '(a?){500}a{500}') FROM customers", "too_complex"},
+	{"SELECT regexp_matches(repeat('a', 100000), name) FROM customers", "too_complex"},
+	{"SELECT regexp_matches(string_agg(name, ''), 'a+b') FROM customers", "too_complex"},
+	{"SELECT levenshtein(string_agg(name, ''), string_agg(country, '')) FROM customers", "too_complex"},
+	{"SELECT levenshtein((SELECT string_agg(name, '') FROM customers), 'x')", "too_complex"},
+	{"SELECT levenshtein(string_agg(name, '') OVER (), 'x') FROM customers", "too_complex"},
+	{"SELECT levenshtein(list(name)::VARCHAR, 'x') FROM customers", "too_complex"},
+	{"SELECT damerau_levenshtein(repeat('a', 12000), repeat('b', 12000))", "too_complex"},
+	{"SELECT levenshtein(repeat('a', 3000), repeat('b', 3000))", "too_complex"},
+	{"SELECT editdist3(repeat('a', 5000), repeat('b', 5000))", "too_complex"},
+	{"SELECT jaro_winkler_similarity(repeat('a', 100000), repeat('b', 100000))", "too_complex"},
+	{"SELECT levenshtein(name, repeat('x', 100000)) FROM customers", "too_complex"},
+	{"SELECT levenshtein(repeat(name, 1000), name) FROM customers", "too_complex"},
+	{"SELECT levenshtein(name || name || name, 'x') FROM customers", "too_complex"},
+	{"WITH w AS (SELECT repeat('a', 1000000) AS s) SELECT levenshtein(s, 'abc') FROM w", "too_complex"},
+	{"SELECT levenshtein(s, 'abc') FROM (SELECT repeat('a', 1000000) AS s)", "too_complex"},
+	{"SELECT levenshtein(s, 'abc') FROM (VALUES (repeat('a', 1000000))) v(s)", "too_complex"},
+	{"SELECT list_transform([repeat('a', 1000000)], x -> levenshtein(x, 'abc'))", "too_complex"},
+	{"SELECT repeat('a', 1000000) ILIKE '%' || repeat('a', 1000) || 'b%'", "too_complex"},
+	{"SELECT repeat('a', 1000000) GLOB '*' || repeat('a', 1000) || 'b*'", "too_complex"},
+	{"SELECT repeat('a', 1000000) NOT LIKE '%' || repeat('a_', 1000) || 'b%'", "too_complex"},
+	{"SELECT name ILIKE repeat('%a', 1000) FROM customers", "too_complex"},
 }
 
 // MainStarPolicy is Policy with every table of main readable: main.* names
@@ -286,4 +316,9 @@ var Valid = []string{
 	// A recursive CTE's own name is never a table.
 	"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM r",
 	"WITH RECURSIVE R(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT o.id FROM orders o JOIN R ON R.n = o.id",
+	// Edit distances, LIKE and regular expressions on a table's columns and
+	// short literals (the work rules of issue 17 admit them).
+	"SELECT levenshtein(name, 'Anne'), damerau_levenshtein(name, country), jaro_winkler_similarity(lower(name), 'ann'), name ILIKE '%an%', name GLOB 'A*', regexp_matches(name, '^[A-Z][a-z]+$'), regexp_replace(country, '\\s+', ' ', 'g'), name SIMILAR TO 'A.*' FROM customers",
+	"SELECT id, regexp_extract(status, '(pa)(id)', 2) FROM orders WHERE status LIKE 'p%' OR status ~ 'op.n'",
+	"SELECT i, levenshtein(i::VARCHAR, '42') FROM range(10) t(i)",
 }

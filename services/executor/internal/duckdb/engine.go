@@ -13,8 +13,9 @@
 //   - the instance's settings, locked before the first statement:
 //     access_mode=READ_ONLY (every write fails), enable_external_access=false
 //     (no file, network, ATTACH, COPY, INSTALL or LOAD), no extension
-//     autoloading or autoinstalling, no temporary directory (nothing spills
-//     next to the file), a memory limit and few threads.
+//     autoloading or autoinstalling, no temporary directory (temp_directory
+//     is empty: nothing spills, next to the file or anywhere), a memory
+//     limit and few threads.
 //
 // Memory while reading: the instance's memory_limit comes from the
 // executor's per-operation memory (engine.Options.OperationMemory) times the
@@ -63,13 +64,27 @@ const MaxConns = 8
 // are locked (lock_configuration) before the first statement runs.
 var Settings = []struct{ Name, Value string }{
 	{"access_mode", "READ_ONLY"},
-	{"enable_external_access", "false"},
 	{"autoload_known_extensions", "false"},
 	{"autoinstall_known_extensions", "false"},
 	{"allow_community_extensions", "false"},
 	{"memory_limit", "512MB"}, // without engine.Options.OperationMemory
 	{"threads", "2"},
 	{"max_temp_directory_size", "0B"},
+}
+
+// Locked are the settings openDB sets by statement, in this order, before it
+// locks the configuration, and checks once it has.
+//
+// No spilling: DuckDB's default temp_directory is <file>.tmp beside the
+// database, which max_temp_directory_size = 0 does not keep it from
+// creating (issue 17, item 6). An empty temp_directory turns spilling off;
+// a statement that needs more than memory_limit fails as too large instead.
+// The driver's DSN cannot carry an empty value, and with external access off
+// the directory can no longer be changed, so external access is turned off
+// by statement after it (before any statement of a caller's runs).
+var Locked = []struct{ Name, Value string }{
+	{"temp_directory", ""},
+	{"enable_external_access", "false"},
 }
 
 // MinMemoryLimit is the smallest memory_limit an instance opens with.
@@ -166,8 +181,22 @@ func (e *Engine) openDB(ctx context.Context) (*sql.DB, os.FileInfo, string, erro
 		return fail(err)
 	}
 	if !locked {
+		for _, l := range Locked {
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("SET %s = '%s'", l.Name, l.Value)); err != nil {
+				return fail(err)
+			}
+		}
 		if _, err := db.ExecContext(ctx, "SET lock_configuration = true"); err != nil {
 			return fail(err)
+		}
+	}
+	for _, l := range Locked {
+		var v string
+		if err := db.QueryRowContext(ctx, "SELECT current_setting($1)::VARCHAR", l.Name).Scan(&v); err != nil {
+			return fail(err)
+		}
+		if v != l.Value {
+			return fail(fmt.Errorf("the instance's %s is %q, not %q", l.Name, v, l.Value))
 		}
 	}
 	// Reading the catalog proves the file is a database we can open, and
@@ -244,6 +273,12 @@ type Result = engine.Result
 func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	st, ref := e.guarded(req) // the same gate a plan passes (plan.go)
 	if ref != nil {
+		if ref.Code == contracts.RefuseResultTooLarge && req.Limits.Truncate {
+			// A value wider than a read may hold: a truncating profile
+			// (inspect) shows what came before it — nothing — as truncated,
+			// as SQLite and PostgreSQL do; the value is never built.
+			return Result{SQL: req.SQL, Rows: truncated(nil, req.Limits)}, nil
+		}
 		return Result{}, ref
 	}
 	res, err := e.run(ctx, st.Text, req.Params, req.Limits, req.Timeout)
@@ -274,16 +309,40 @@ func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rows
 	res.Statements = 1
 	rows, err := conn.QueryContext(ctx, query, params...)
 	if err != nil {
+		if limits.Truncate && overWide(err) {
+			res.Rows = truncated(nil, limits)
+			return res, nil
+		}
 		return res, e.failed(err, timeout)
 	}
 	defer rows.Close()
 	set, err := collectBounded(rows, cols, limits)
 	res.Rows = set
 	var tooLarge *rowset.TooLargeError
+	if err != nil && limits.Truncate && overWide(err) {
+		res.Rows = truncated(set, limits)
+		return res, nil
+	}
 	if err != nil && !errors.As(err, &tooLarge) {
 		return res, e.failed(err, timeout)
 	}
 	return res, err
+}
+
+// overWide reports DuckDB refusing a value past the size it can hold.
+func overWide(err error) bool {
+	var de *duckdb.Error
+	return engine.Interrupted(err, 0) == nil && errors.As(err, &de) && de.Type == duckdb.ErrorTypeObjectSize
+}
+
+// truncated marks set (a new empty one when nil) as truncated by bytes: the
+// rows before a value wider than a read may hold.
+func truncated(set *rowset.Set, limits rowset.Limits) *rowset.Set {
+	if set == nil {
+		set = rowset.New(nil, limits)
+	}
+	set.Truncated, set.TruncatedBy = true, []string{rowset.ByBytes}
+	return set
 }
 
 // failed classifies an error from running a statement. DuckDB running out
