@@ -122,6 +122,9 @@ func walkTree(tree *pg_query.ParseResult, version int) (*walker, *pg_query.RawSt
 	if w.refusal != nil {
 		return nil, nil, w.refusal
 	}
+	if w.slowCheck(); w.refusal != nil {
+		return nil, nil, w.refusal
+	}
 	w.resolve()
 	return w, raw, nil
 }

@@ -472,3 +472,27 @@ func TestHostileCorpusOnANewServer(t *testing.T) {
 		}
 	}
 }
+
+// TestXMLRefusedAsUninterruptible holds every XML spelling to the refusal
+// that says why (issue 17, item 4): libxml2 runs without PostgreSQL's
+// interrupt checks, so a statement timeout does not stop it.
+func TestXMLRefusedAsUninterruptible(t *testing.T) {
+	for _, q := range []string{
+		`SELECT xpath('//a', '<r/>')`, `SELECT xpath_exists('//a', '<r/>')`, `SELECT pg_catalog.xpath('//a', '<r/>')`,
+		`SELECT XMLEXISTS('//a' PASSING '<r/>')`, `SELECT xml('<r/>')`, `SELECT xmlagg(NULL)`, `SELECT xmlcomment('x')`,
+		`SELECT xml_is_well_formed_document('<r/>')`, `SELECT (c.name).xpath FROM customers c`,
+		`SELECT XMLPARSE(CONTENT 'x')`, `SELECT XMLELEMENT(NAME a)`, `SELECT XMLCONCAT(NULL)`, `SELECT XMLFOREST(1 AS a)`,
+		`SELECT XMLPI(NAME php)`, `SELECT XMLROOT(NULL, VERSION NO VALUE)`, `SELECT XMLSERIALIZE(CONTENT 'x' AS text)`,
+		`SELECT '<r/>' IS DOCUMENT`, `SELECT '<r/>'::xml`, `SELECT CAST('<r/>' AS pg_catalog.xml)`, `SELECT ARRAY['<r/>']::xml[]`,
+	} {
+		_, ref := postgres.Reader{ServerVersion: 170004}.Read(q)
+		if ref == nil || ref.Code != contracts.RefuseFunctionDenied || !strings.Contains(ref.Reason, "libxml2") {
+			t.Errorf("%s: %+v, want function_denied naming libxml2", q, ref)
+		}
+	}
+	if postgres.FunctionAllowed("xpath") || postgres.AttributeAllowed("xpath") {
+		t.Error("xpath allowed")
+	}
+	// A column whose name merely begins with xml is still a column.
+	read(t, `SELECT c.xml_payload FROM customers c`)
+}

@@ -16,8 +16,13 @@ import (
 type walker struct {
 	// version is the server's server_version_num, 0 when unknown.
 	version int
-	refusal *contracts.Refusal
-	scopes  []guard.Scope
+	// slowOnColumns names an uninterruptible operation applied to columns
+	// (slow.go), and builds is true when the statement calls a function
+	// that grows values, recurses or builds an ARRAY of a query.
+	slowOnColumns string
+	builds        bool
+	refusal       *contracts.Refusal
+	scopes        []guard.Scope
 	// cur is the SELECT whose FROM and join conditions are being read; nil
 	// between SELECTs (a set operation's ORDER BY, say).
 	cur *scope
@@ -134,6 +139,9 @@ func (w *walker) selectStmt(s *pg_query.SelectStmt) {
 	}
 	plain := w.plain[s]
 	if wc := s.WithClause; wc != nil {
+		if wc.Recursive {
+			w.builds = true // a recursive CTE can double a value each round
+		}
 		frame := map[string]bool{}
 		w.ctes = append(w.ctes, frame)
 		defer func() { w.ctes = w.ctes[:len(w.ctes)-1] }()
@@ -385,8 +393,14 @@ func (w *walker) walk(m protoreflect.Message) {
 			if comparing(x) {
 				w.uses.Ordering = true
 			}
+			if ns, ok := names(x.Name); ok && len(ns) > 0 && slowOperators[ns[len(ns)-1]] {
+				w.slowOperation(slowName(ns[len(ns)-1]), []*pg_query.Node{x.Lexpr, x.Rexpr})
+			}
 		}
 	case *pg_query.SubLink:
+		if x.SubLinkType == pg_query.SubLinkType_ARRAY_SUBLINK {
+			w.builds = true
+		}
 		switch x.SubLinkType {
 		case pg_query.SubLinkType_ANY_SUBLINK, pg_query.SubLinkType_ALL_SUBLINK, pg_query.SubLinkType_ROWCOMPARE_SUBLINK:
 			w.uses.Ordering = true
@@ -533,6 +547,12 @@ func (w *walker) funcCall(f *pg_query.FuncCall) {
 	}
 	if f.AggDistinct || len(f.AggOrder) > 0 || f.AggWithinGroup || comparingFunctions[strings.ToLower(name)] {
 		w.uses.Ordering = true
+	}
+	if growing[strings.ToLower(name)] {
+		w.builds = true
+	}
+	if n, slow := slowFunctions[strings.ToLower(name)]; slow {
+		w.slowOperation(name+"()", f.Args[:min(n, len(f.Args))])
 	}
 	if fam, denied := familyOf(strings.ToLower(name)); denied {
 		w.refuse(fam.code, fmt.Sprintf("%s() %s", shown, fam.reason), fam.fix)

@@ -284,6 +284,25 @@ var Hostile = []Case{
 	{"xml_is_well_formed", `SELECT xml_is_well_formed(name) FROM customers`, contracts.RefuseFunctionDenied},
 	{"xpath as an attribute", `SELECT (c.name).xpath FROM customers c`, contracts.RefuseFunctionDenied},
 
+	// LIKE and the substring searches compare without interrupt checks in
+	// time that grows with the product of the lengths: LIKE over 300,000
+	// characters ran 6.4 s under a 1 s timeout (issue 17, item 4).
+	{"LIKE on built values", `SELECT repeat('a', 300000) LIKE '%' || repeat('a', 10000) || 'b%'`, contracts.RefuseFunctionDenied},
+	{"ILIKE on an aggregate", `SELECT (SELECT string_agg(name, '') FROM customers) ILIKE '%x%'`, contracts.RefuseFunctionDenied},
+	{"NOT LIKE on lpad", `SELECT name FROM customers WHERE name NOT LIKE lpad('%', 100000, '_')`, contracts.RefuseFunctionDenied},
+	{"LIKE ANY of built patterns", `SELECT name LIKE ANY (ARRAY[repeat('_', 100000)]) FROM customers`, contracts.RefuseFunctionDenied},
+	{"strpos on built values", `SELECT strpos(repeat('a', 1000000), 'b' || repeat('a', 5000))`, contracts.RefuseFunctionDenied},
+	{"POSITION on built values", `SELECT position('b' || repeat('a', 5000) IN repeat('a', 1000000))`, contracts.RefuseFunctionDenied},
+	{"replace on built values", `SELECT replace(repeat('a', 1000000), 'b' || repeat('a', 5000), 'x')`, contracts.RefuseFunctionDenied},
+	{"split_part on built values", `SELECT split_part(repeat('a', 1000000), 'b' || repeat('a', 5000), 2)`, contracts.RefuseFunctionDenied},
+	{"string_to_array on built values", `SELECT string_to_array(repeat('a', 1000000), 'b' || repeat('a', 5000))`, contracts.RefuseFunctionDenied},
+	{"translate on built values", `SELECT translate(repeat('a', 1000000), repeat('b', 100000), '')`, contracts.RefuseFunctionDenied},
+	{"array overlap of aggregates", `SELECT (SELECT array_agg(id) FROM orders) && (SELECT array_agg(-id) FROM orders)`, contracts.RefuseFunctionDenied},
+	{"array containment of a series", `SELECT ARRAY(SELECT generate_series(1, 40000)) @> ARRAY(SELECT -generate_series(1, 40000))`, contracts.RefuseFunctionDenied},
+	{"LIKE on a CTE's built column", `WITH x AS (SELECT repeat('a', 300000) AS a) SELECT a LIKE '%' || a || 'b' FROM x`, contracts.RefuseFunctionDenied},
+	{"strpos on a subquery's aggregate column", `SELECT strpos(s.t, s.t || 'b') FROM (SELECT string_agg(name, '') AS t FROM customers) s`, contracts.RefuseFunctionDenied},
+	{"LIKE on a recursively doubled value", `WITH RECURSIVE d(s) AS (SELECT 'a' UNION ALL SELECT s || s FROM d WHERE length(s) < 1000000) SELECT s LIKE '%b%' FROM d`, contracts.RefuseFunctionDenied},
+
 	// Shapes the guard cannot follow.
 	{"one alias for two tables", "SELECT * FROM orders o, customers o", contracts.RefuseUnsupported},
 
@@ -354,6 +373,11 @@ var Valid = []string{
 	`SELECT c.name, count(e.id) FROM customers c LEFT JOIN events e ON e.id = c.id AND e.event_date >= current_date - 7 GROUP BY c.name`,
 	`SELECT count(*) FROM events e RIGHT JOIN customers c ON e.id = c.id AND e.event_date >= current_date - 7`,
 	`SELECT id FROM orders ORDER BY amount USING >, id`,
+	// LIKE and substring searches on stored values, constants and parameters.
+	`SELECT name, strpos(name, 'er'), replace(name, 'customer', 'c'), split_part(name, ' ', 2) FROM customers
+	  WHERE lower(name) LIKE '%' || lower('Cust') || '%' AND name NOT ILIKE 'x%' ESCAPE '!'`,
+	`SELECT s.name FROM (SELECT name FROM customers) s WHERE s.name LIKE 'customer 1%'`,
+	`SELECT count(*) FROM events WHERE event_date >= current_date - 7 AND data @> '{"n": 1}' AND kind LIKE ANY (ARRAY['v%', 'c%'])`,
 }
 
 // since is GrammarSince before it is checked against Hostile.
