@@ -9,11 +9,16 @@
 //
 // "Could take for a marker" is judged on the text as a model reads it, not
 // byte for byte: after compatibility normalisation (fullwidth and other
-// compatibility forms fold to ASCII), with invisible format characters
-// (zero-width spaces and joiners, soft hyphens, byte-order marks, bidi
-// controls) and combining marks removed, case folded, common look-alike
-// letters folded, and with any punctuation, spacing or line breaks between
-// the letters ignored.
+// compatibility forms fold to ASCII), with invisible format characters and
+// combining marks removed, case folded, common look-alike letters folded, and
+// with any punctuation, spacing or line breaks between the letters ignored.
+//
+// Characters a renderer shows as nothing but a model may still read — Unicode's
+// default-ignorable code points: zero-width spaces and joiners, soft hyphens,
+// byte-order marks, bidi controls, variation selectors, Hangul fillers and the
+// whole tag block (U+E0000–U+E0FFF, whose characters shadow ASCII and can
+// spell a marker or an order invisibly) — are stripped from fenced text
+// altogether, written raw or as \uXXXX escapes.
 package fence
 
 import (
@@ -62,10 +67,11 @@ func opener(source string) string {
 }
 
 // Neutralise rewrites s so that nothing in it reads as a marker: every
+// default-ignorable code point (see the package comment) is stripped, every
 // look-alike of the markers' word (with an END before it and the angle
 // brackets around it) becomes Removed, and every run of three or more angle
-// brackets, look-alikes included, is spaced apart. Text that holds neither
-// is returned unchanged. Neutralise is idempotent.
+// brackets, look-alikes and \uXXXX escapes included, is spaced apart. Text
+// that holds none of these is returned unchanged. Neutralise is idempotent.
 func Neutralise(s string) string {
 	if s == "" {
 		return s
@@ -74,7 +80,101 @@ func Neutralise(s string) string {
 		// Plain ASCII without the word: only the brackets can need work.
 		return spaceBrackets(s)
 	}
-	return spaceBrackets(removeKeywords(s))
+	return spaceBrackets(removeKeywords(stripIgnorable(s)))
+}
+
+// ignorable is Unicode's Default_Ignorable_Code_Point property: code points a
+// renderer draws as nothing (zero-width spaces and joiners, the soft hyphen,
+// the Arabic letter mark, bidi embeddings, overrides and isolates, invisible
+// operators, variation selectors, Hangul fillers, the byte-order mark, the
+// shorthand format controls, musical formatting, and the tag block with the
+// reserved rest of plane 14) and that a model may nevertheless read.
+var ignorable = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{Lo: 0x00ad, Hi: 0x00ad, Stride: 1},
+		{Lo: 0x034f, Hi: 0x034f, Stride: 1},
+		{Lo: 0x061c, Hi: 0x061c, Stride: 1},
+		{Lo: 0x115f, Hi: 0x1160, Stride: 1},
+		{Lo: 0x17b4, Hi: 0x17b5, Stride: 1},
+		{Lo: 0x180b, Hi: 0x180f, Stride: 1},
+		{Lo: 0x200b, Hi: 0x200f, Stride: 1},
+		{Lo: 0x202a, Hi: 0x202e, Stride: 1},
+		{Lo: 0x2060, Hi: 0x206f, Stride: 1},
+		{Lo: 0x3164, Hi: 0x3164, Stride: 1},
+		{Lo: 0xfe00, Hi: 0xfe0f, Stride: 1},
+		{Lo: 0xfeff, Hi: 0xfeff, Stride: 1},
+		{Lo: 0xffa0, Hi: 0xffa0, Stride: 1},
+		{Lo: 0xfff0, Hi: 0xfff8, Stride: 1},
+	},
+	R32: []unicode.Range32{
+		{Lo: 0x1bca0, Hi: 0x1bca3, Stride: 1},
+		{Lo: 0x1d173, Hi: 0x1d17a, Stride: 1},
+		{Lo: 0xe0000, Hi: 0xe0fff, Stride: 1},
+	},
+	LatinOffset: 1,
+}
+
+// isIgnorable reports whether r is a default-ignorable code point.
+func isIgnorable(r rune) bool { return r >= 0xad && unicode.Is(ignorable, r) }
+
+// stripIgnorable removes every default-ignorable code point from s, written
+// as itself or as a \uXXXX escape (a surrogate pair of escapes for one beyond
+// the BMP), as JSON may spell it. Text without one is returned unchanged.
+func stripIgnorable(s string) string {
+	escapes := strings.Contains(s, `\u`)
+	if isASCII(s) && !escapes {
+		return s
+	}
+	var (
+		b    strings.Builder
+		last int // bytes of s already written
+		cut  bool
+	)
+	for i := 0; i < len(s); {
+		r, n := runeAt(s, i, escapes)
+		if isIgnorable(r) {
+			if !cut {
+				b.Grow(len(s))
+				cut = true
+			}
+			b.WriteString(s[last:i])
+			last = i + n
+		}
+		i += n
+	}
+	if !cut {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// runeAt reads the character at s[i:]: a \uXXXX escape (or a surrogate pair
+// of them) as the character it names when escapes is set, else the rune.
+func runeAt(s string, i int, escapes bool) (rune, int) {
+	if escapes && s[i] == '\\' {
+		if r, n, ok := escapeAt(s, i); ok {
+			return r, n
+		}
+	}
+	return utf8.DecodeRuneInString(s[i:])
+}
+
+// escapeAt reads a \uXXXX escape at s[i:], and a surrogate pair of them as
+// the one character beyond the BMP JSON writes that way.
+func escapeAt(s string, i int) (rune, int, bool) {
+	if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' || !isHex(s[i+2:i+6]) {
+		return 0, 0, false
+	}
+	v, _ := strconv.ParseUint(s[i+2:i+6], 16, 32)
+	r, n := rune(v), 6
+	if utf16.IsSurrogate(r) && i+12 <= len(s) && s[i+6:i+8] == `\u` && isHex(s[i+8:i+12]) {
+		lo, _ := strconv.ParseUint(s[i+8:i+12], 16, 32)
+		if c := utf16.DecodeRune(r, rune(lo)); c != utf8.RuneError {
+			r, n = c, 12
+		}
+	}
+	return r, n, true
 }
 
 // asciiHoldsKeyword is removeKeywords' search without the bookkeeping, for
@@ -142,16 +242,7 @@ func skeletonOf(s string) skeleton {
 				i += 2
 				continue
 			case 'u':
-				if i+6 <= len(s) && isHex(s[i+2:i+6]) {
-					v, _ := strconv.ParseUint(s[i+2:i+6], 16, 32)
-					r, n := rune(v), 6
-					// A surrogate pair, as JSON writes characters beyond the BMP.
-					if utf16.IsSurrogate(r) && i+12 <= len(s) && s[i+6:i+8] == `\u` && isHex(s[i+8:i+12]) {
-						lo, _ := strconv.ParseUint(s[i+8:i+12], 16, 32)
-						if c := utf16.DecodeRune(r, rune(lo)); c != utf8.RuneError {
-							r, n = c, 12
-						}
-					}
+				if r, n, ok := escapeAt(s, i); ok {
 					k.add(r, i, i+n)
 					i += n
 					continue
@@ -281,15 +372,16 @@ func hugs(r rune) bool {
 }
 
 // spaceBrackets spaces apart every run of three or more angle brackets (or
-// their look-alikes, invisible characters between them ignored), so no
-// marker lead survives: "<<<" becomes "< < <".
+// their look-alikes and \uXXXX escapes, invisible characters between them
+// ignored), so no marker lead survives: "<<<" becomes "< < <".
 func spaceBrackets(s string) string {
-	if !hasBracketRun(s) {
+	escapes := strings.Contains(s, `\u`)
+	if !hasBracketRun(s, escapes) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
+		r, n := runeAt(s, i, escapes)
 		w := bracket(r)
 		if w == 0 {
 			b.WriteString(s[i : i+n])
@@ -299,7 +391,7 @@ func spaceBrackets(s string) string {
 		// Collect the run of same-direction brackets.
 		j, count := i, 0
 		for j < len(s) {
-			r2, n2 := utf8.DecodeRuneInString(s[j:])
+			r2, n2 := runeAt(s, j, escapes)
 			switch {
 			case bracket(r2) != 0 && sign(bracket(r2)) == sign(w):
 				count += abs(bracket(r2))
@@ -324,12 +416,14 @@ func spaceBrackets(s string) string {
 	return b.String()
 }
 
-func hasBracketRun(s string) bool {
-	if isASCII(s) {
+func hasBracketRun(s string, escapes bool) bool {
+	if !escapes && isASCII(s) {
 		return strings.Contains(s, "<<<") || strings.Contains(s, ">>>")
 	}
 	run, dir := 0, 0
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, n := runeAt(s, i, escapes)
+		i += n
 		w := bracket(r)
 		switch {
 		case w != 0 && sign(w) == dir:
