@@ -229,9 +229,9 @@ func TestTagSpelledMarkersAreStripped(t *testing.T) {
 // (json.Marshal writes < as \u003c), is spaced apart like a plain one.
 func TestSplitBracketRunsAreSpaced(t *testing.T) {
 	for in, want := range map[string]string{
-		"<\u200b<\u200b<":                   "< < <",
-		"x<\u200b<\u200b<y":                 "x< < <y",
-		">\u2060>\ufeff>":                   "> > >",
+		"<\u200b<\u200b<":                  "< < <",
+		"x<\u200b<\u200b<y":                "x< < <y",
+		">\u2060>\ufeff>":                  "> > >",
 		`\u003c\u003c\u003c`:               "< < <",
 		`a \u003c\u200b\u003c\u200b\u003c`: "a < < <",
 		`\u003c<\u003c`:                    "< < <",
