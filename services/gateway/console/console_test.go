@@ -1,9 +1,16 @@
 package console
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestHandlerServesThePageAndItsAssetsOnly(t *testing.T) {
@@ -17,6 +24,7 @@ func TestHandlerServesThePageAndItsAssetsOnly(t *testing.T) {
 		{"GET", "/index.html", 200, "text/html", "<title>Sonde console</title>"},
 		{"HEAD", "/console/app.css", 200, "text/css", ""},
 		{"GET", "/console/app.js", 200, "text/javascript", "textContent"},
+		{"GET", "/console/text.js", 200, "text/javascript", "SondeText"},
 		{"GET", "/console/index.html", 404, "", ""},
 		{"GET", "/console/../console.go", 404, "", ""},
 		{"GET", "/console/nope.js", 404, "", ""},
@@ -59,5 +67,106 @@ func TestAssetsNeverParseMarkupOrReachTheNetwork(t *testing.T) {
 				t.Errorf("%s contains %q", name, bad)
 			}
 		}
+	}
+}
+
+// Every string the console renders passes through visible (text.js): no
+// line of app.js places text (textContent, a text node, an attribute, the
+// page title) except through it, and the page loads text.js first.
+func TestEveryRenderedStringPassesThroughVisible(t *testing.T) {
+	b, err := static.ReadFile("static/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	placing := []string{"textContent", "createTextNode", "setAttribute", "innerText", "nodeValue", "document.title", ".data =", "setAttributeNS"}
+	helpers := 0
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "//") {
+			continue
+		}
+		for _, p := range placing {
+			if strings.Contains(line, p) {
+				if !strings.Contains(line, "visible(") {
+					t.Errorf("app.js:%d places text without visible(): %s", i+1, strings.TrimSpace(line))
+				}
+				helpers++
+			}
+		}
+	}
+	if helpers == 0 {
+		t.Fatal("app.js places no text at all: the check reads the wrong file")
+	}
+	page, _ := static.ReadFile("static/index.html")
+	ti, ai := strings.Index(string(page), `src="/console/text.js"`), strings.Index(string(page), `src="/console/app.js"`)
+	if ti < 0 || ai < 0 || ti > ai {
+		t.Fatal("index.html does not load text.js before app.js")
+	}
+}
+
+// visible replaces exactly the bidi controls (Unicode's Bidi_Control
+// property, from Go's tables) with a mark naming each, and keeps every
+// other code point: a U+202E no longer reverses a cell. It runs text.js in
+// Node, which make testdeps installs.
+func TestVisibleMarksExactlyTheBidiControls(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the console's text tests need Node under CI (make testdeps installs it)")
+		}
+		t.Skip("no node on PATH: make testdeps installs it")
+	}
+	src, err := static.ReadFile("static/text.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "text.js"), src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	harness := `require('./text.js');
+const { visible } = globalThis.SondeText;
+const changed = [];
+for (let cp = 0; cp <= 0x10ffff; cp++) {
+  if (cp >= 0xd800 && cp <= 0xdfff) continue;
+  const s = 'a' + String.fromCodePoint(cp) + 'b';
+  const v = visible(s);
+  if (v !== s) changed.push([cp, v]);
+}
+const samples = ['\u202egnp.exe', 'שלום \u2067abc\u2069 عربي', 42, '👩‍👩‍👧 x\u200d'].map(visible);
+process.stdout.write(JSON.stringify({ changed, samples }));`
+	if err := os.WriteFile(filepath.Join(dir, "harness.js"), []byte(harness), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "harness.js")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got struct {
+		Changed [][2]any
+		Samples []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %.200s", err, out)
+	}
+	seen := map[rune]bool{}
+	for _, c := range got.Changed {
+		r := rune(c[0].(float64))
+		seen[r] = true
+		if !unicode.Is(unicode.Bidi_Control, r) {
+			t.Errorf("U+%04X is not a bidi control and was changed to %q", r, c[1])
+		} else if want := fmt.Sprintf("a[U+%04X]b", r); c[1] != want {
+			t.Errorf("U+%04X: %q, want %q", r, c[1], want)
+		}
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if unicode.Is(unicode.Bidi_Control, r) && !seen[r] {
+			t.Errorf("the bidi control U+%04X is shown raw", r)
+		}
+	}
+	want := []string{"[U+202E]gnp.exe", "שלום [U+2067]abc[U+2069] عربي", "42", "👩‍👩‍👧 x\u200d"}
+	if !slices.Equal(got.Samples, want) {
+		t.Errorf("samples %q, want %q", got.Samples, want)
 	}
 }

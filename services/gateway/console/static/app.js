@@ -58,6 +58,14 @@
 
   const $ = (id) => document.getElementById(id);
 
+  // Every string shown goes through visible() (text.js): bidi controls are
+  // shown as marks, never obeyed. setText, el's text and string children,
+  // and the attributes a reader sees are the only ways text is placed.
+  const visible = globalThis.SondeText.visible;
+  const SHOWN_ATTRS = new Set(['title', 'aria-label', 'alt', 'placeholder', 'label']);
+  function setText(e, s) { e.textContent = visible(s === undefined || s === null ? '' : s); }
+  function attr(e, k, v) { e.setAttribute(k, SHOWN_ATTRS.has(k) ? visible(v) : v); }
+
   // el builds an element. Children that are strings become text nodes;
   // attributes are set one by one. No string is ever parsed as markup.
   function el(tag, attrs, ...children) {
@@ -65,9 +73,9 @@
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === undefined || v === null || v === false) continue;
       if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
+      else if (k === 'text') setText(e, v);
       else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? '' : String(v));
+      else attr(e, k, v === true ? '' : String(v));
     }
     append(e, children);
     return e;
@@ -75,7 +83,7 @@
   function append(e, children) {
     for (const c of children.flat()) {
       if (c === undefined || c === null || c === false) continue;
-      e.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+      e.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(visible(c)) : c);
     }
     return e;
   }
@@ -83,8 +91,8 @@
   function svg(tag, attrs, ...children) {
     const e = document.createElementNS(SVGNS, tag);
     for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === 'text') e.textContent = v;
-      else e.setAttribute(k, String(v));
+      if (k === 'text') setText(e, v);
+      else attr(e, k, String(v));
     }
     for (const c of children.flat()) if (c) e.appendChild(c);
     return e;
@@ -145,7 +153,7 @@
 
   function notice(text) {
     const n = $('notice');
-    n.textContent = text || '';
+    setText(n, text || '');
     n.hidden = !text;
   }
 
@@ -165,7 +173,7 @@
     $('app').hidden = true;
     $('signout').hidden = true;
     $('signin').hidden = false;
-    $('signin-error').textContent = message || '';
+    setText($('signin-error'), message || '');
     $('token').focus();
   }
 
@@ -204,11 +212,11 @@
     const cfg = state.config;
     if (cfg.enabled === true) {
       const who = [cfg.provider, cfg.model].filter(Boolean).join(' · ');
-      $('model').textContent = 'Model: ' + (who || 'configured') + (cfg.demo ? ' (demo: a replayed recording, not a live model)' : '');
+      setText($('model'), 'Model: ' + (who || 'configured') + (cfg.demo ? ' (demo: a replayed recording, not a live model)' : ''));
       notice('');
       $('start').disabled = false;
     } else {
-      $('model').textContent = 'No model available';
+      setText($('model'), 'No model available');
       notice('Runs cannot start on this server now: ' + (cfg.reason || 'agents are unavailable') + (cfg.detail ? ' (' + cfg.detail + ')' : '') + '.');
       $('start').disabled = true;
     }
@@ -413,8 +421,8 @@
       usage: { inputTokens: 0, outputTokens: 0 }, turns: 0, statements: 0, dbMs: 0,
       startedAt: null, abort: new AbortController(),
     };
-    $('run-h').textContent = 'Run ' + id;
-    $('run-meta').textContent = '';
+    setText($('run-h'), 'Run ' + id);
+    setText($('run-meta'), '');
     clear($('timeline'));
     clear($('meter'));
     clear($('answer')).hidden = true;
@@ -495,7 +503,7 @@
     }
   }
 
-  function setLive(text) { $('live').textContent = text; }
+  function setLive(text) { setText($('live'), text); }
 
   $('cancel').addEventListener('click', async () => {
     if (!state.run) return;
@@ -578,11 +586,11 @@
       case 'run-started': {
         run.started = d;
         run.startedAt = new Date(e.at);
-        $('run-h').textContent = d.objective || 'Run ' + run.id;
+        setText($('run-h'), d.objective || 'Run ' + run.id);
         const parts = [d.mode, d.workflowType, 'on ' + d.connectionId];
         if (d.thread && d.thread.position > 1) parts.push('conversation step ' + d.thread.position);
         if (d.thread && d.thread.declined) parts.push('earlier runs not carried (' + d.thread.declined + ')');
-        $('run-meta').textContent = parts.join(' · ') + ' · ' + run.id;
+        setText($('run-meta'), parts.join(' · ') + ' · ' + run.id);
         item('started', e.at, el('p', { text: 'Run started' + (d.autoExecute ? ' (the answer may be handed to your editor)' : '') }));
         $('cancel').hidden = false;
         renderSafety();
@@ -692,7 +700,7 @@
         run.finished = d;
         run.finishedAt = new Date(e.at);
         state.continueFrom = run.id;
-        $('continue-label').textContent = 'Continue the conversation of "' + ((run.started && run.started.objective) || run.id).slice(0, 80) + '"';
+        setText($('continue-label'), 'Continue the conversation of "' + ((run.started && run.started.objective) || run.id).slice(0, 80) + '"');
         $('continue-row').hidden = false;
         item('finished', e.at, el('p', { text: 'Run ' + d.status + ' (' + (d.stopReason || '') + (d.reason ? ', ' + d.reason : '') + ')' }), d.detail ? el('p', { class: 'muted', text: d.detail }) : null);
         $('cancel').hidden = true;
@@ -885,21 +893,21 @@
 
   async function openArtifact(runId, cid) {
     const dlg = $('viewer');
-    $('viewer-h').textContent = 'Result ' + cid;
-    $('viewer-sql').textContent = '';
-    $('viewer-meta').textContent = 'Loading…';
+    setText($('viewer-h'), 'Result ' + cid);
+    setText($('viewer-sql'), '');
+    setText($('viewer-meta'), 'Loading…');
     const body = clear($('viewer-body'));
     if (!dlg.open) dlg.showModal();
     $('viewer-close').focus();
     try {
       const a = await fetchArtifact(runId, cid);
-      $('viewer-sql').textContent = a.sql || '';
+      setText($('viewer-sql'), a.sql || '');
       const meta = [a.rows + (a.rows === 1 ? ' row' : ' rows'), 'profile ' + (a.profile || '')];
       if (a.truncated) meta.push('truncated by ' + (a.truncatedBy || []).join(', '));
-      $('viewer-meta').textContent = meta.join(' · ');
+      setText($('viewer-meta'), meta.join(' · '));
       body.appendChild(tableOf((a.columns || []).map((c) => c.name), a.data || []));
     } catch (err) {
-      $('viewer-meta').textContent = '';
+      setText($('viewer-meta'), '');
       if (err.status !== 401) body.appendChild(errorBlock(err));
     }
   }
