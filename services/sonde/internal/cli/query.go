@@ -121,21 +121,25 @@ sonde explain reads a statement's plan over a gateway.
 ` + sqlHelp + inspectExitStatus,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if os.Getenv(inspectChildEnv) != "1" {
-				// The child gets the statement itself: it has no standard
-				// input, and must not read the file again.
+			var h handoff
+			if isInspectChild() {
+				// The parent resolved the statement (argument, standard
+				// input or file) and hands it over on the standard input.
+				var err error
+				if h, err = readHandoff(cmd.InOrStdin()); err != nil {
+					return err
+				}
+			} else {
 				sql, err := statementArg(cmd, args, o.file)
 				if err != nil {
 					return err
 				}
-				args = []string{sql}
+				h = handoff{sql: sql, params: o.params}
 			}
-			if done, err := inChild(cmd, args, o.inProcess); done {
+			if done, err := inChild(cmd, nil, h, o.inProcess); done {
 				return err
 			}
-			if len(args) != 1 {
-				return usage("no statement")
-			}
+			o.params = h.params
 			if o.connections == "" || o.connection == "" {
 				return usage("query needs --connections FILE and --connection ID")
 			}
@@ -155,7 +159,7 @@ sonde explain reads a statement's plan over a gateway.
 					Reason: fmt.Sprintf("%s has no connection %q", o.connections, o.connection),
 					Fix:    "name one of the ids in the connections file: " + connectionIDs(conns)})
 			}
-			return inspect(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), *conn, contracts.OpRead, args[0], o.inspectOptions)
+			return inspect(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), *conn, contracts.OpRead, h.sql, o.inspectOptions)
 		},
 	}
 	f := cmd.Flags()
@@ -173,11 +177,50 @@ sonde explain reads a statement's plan over a gateway.
 // runtime exits 2 after a fatal signal, the status of a refusal).
 const inspectChildEnv = "SONDE_INSPECT_CHILD"
 
+// isInspectChild reports whether this process is the child of inChild.
+func isInspectChild() bool { return os.Getenv(inspectChildEnv) == "1" }
+
+// handoff is what the parent gives its child on the child's standard input
+// rather than in its argument list, which any local user can read
+// (/proc/PID/cmdline) and which cannot carry a NUL byte: the statement and
+// its parameters.
+type handoff struct {
+	sql, params string
+}
+
+// writeTo writes h as the child reads it: the parameters' length in bytes
+// on a line, the parameters, then the statement's bytes to the end, so that
+// any bytes at all (a NUL, invalid UTF-8) arrive as they were given.
+func (h handoff) writeTo(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%d\n%s%s", len(h.params), h.params, h.sql)
+	return err
+}
+
+// maxHandoffBytes bounds what a child reads: a statement and parameters of
+// at most maxStatementBytes each, and the length line.
+const maxHandoffBytes = 2*maxStatementBytes + 32
+
+// readHandoff reads what writeTo wrote.
+func readHandoff(r io.Reader) (handoff, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxHandoffBytes+1))
+	if err != nil {
+		return handoff{}, fmt.Errorf("read the statement from the parent process: %w", err)
+	}
+	head, rest, ok := bytes.Cut(b, []byte("\n"))
+	n, convErr := strconv.Atoi(string(head))
+	if !ok || convErr != nil || n < 0 || n > len(rest) || len(b) > maxHandoffBytes {
+		return handoff{}, errors.New("the parent process handed over no readable statement")
+	}
+	return handoff{params: string(rest[:n]), sql: string(rest[n:])}, nil
+}
+
 // inChild runs cmd again in a child process, unless this is that child or
 // inProcess is set, and answers done with the child's exit status as the
-// error. The child writes to this command's output and error streams.
-func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err error) {
-	if inProcess || os.Getenv(inspectChildEnv) == "1" {
+// error. args are the positional arguments the child gets (never the
+// statement); h goes to the child's standard input. The child writes to this
+// command's output and error streams.
+func inChild(cmd *cobra.Command, args []string, h handoff, inProcess bool) (done bool, err error) {
+	if inProcess || isInspectChild() {
 		return false, nil
 	}
 	exe, err := os.Executable()
@@ -186,11 +229,17 @@ func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err 
 	}
 	childArgs := []string{cmd.Name()}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
-		if f.Name != "file" { // the parent read it: the statement is the argument
+		// The parent read the file; the parameters travel with the
+		// statement, on the standard input.
+		if f.Name != "file" && f.Name != "params" {
 			childArgs = append(childArgs, "--"+f.Name+"="+f.Value.String())
 		}
 	})
 	childArgs = append(append(childArgs, "--"), args...)
+	var in bytes.Buffer
+	if err := h.writeTo(&in); err != nil {
+		return true, err
+	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return true, err
@@ -198,6 +247,7 @@ func inChild(cmd *cobra.Command, args []string, inProcess bool) (done bool, err 
 	defer statusR.Close()
 	c := exec.CommandContext(cmd.Context(), exe, childArgs...)
 	c.Env = append(os.Environ(), inspectChildEnv+"=1")
+	c.Stdin = &in
 	// The child's error stream is held back until it is known how the child
 	// ended: after a crash only the runtime's first line is shown, not its
 	// dump of every goroutine, which would bury the sentence below.

@@ -22,26 +22,41 @@ SQL - reads the statement from the standard input.
 ` + inspectExitStatus,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 2 && args[1] == "-" && os.Getenv(inspectChildEnv) != "1" {
+			h := handoff{params: o.params}
+			switch {
+			case isInspectChild():
+				// The statement, if any, comes on the standard input.
+				var err error
+				if h, err = readHandoff(cmd.InOrStdin()); err != nil {
+					return err
+				}
+			case len(args) == 2:
 				sql, err := statementArg(cmd, args[1:], "")
 				if err != nil {
 					return err
 				}
-				args = []string{args[0], sql}
+				h.sql = sql
 			}
-			if done, err := inChild(cmd, args, o.inProcess); done {
+			// The child's arguments say whether there is a statement ("-":
+			// on the standard input), never what it is.
+			childArgs := []string{args[0]}
+			if len(args) == 2 {
+				childArgs = append(childArgs, "-")
+			}
+			if done, err := inChild(cmd, childArgs, h, o.inProcess); done {
 				return err
 			}
+			o.params = h.params
 			path := args[0]
 			if _, err := os.Stat(path); err != nil {
 				return usage("sqlite: %w", err)
 			}
 			conn := connections.Connection{ID: "sqlite", Engine: contracts.EngineSQLite, Path: path}
-			op, sql := contracts.OpInventory, ""
+			op := contracts.OpInventory
 			if len(args) == 2 {
-				op, sql = contracts.OpRead, args[1]
+				op = contracts.OpRead
 			}
-			return inspect(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), conn, op, sql, o)
+			return inspect(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), conn, op, h.sql, o)
 		},
 	}
 	o.register(cmd)
