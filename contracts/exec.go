@@ -259,8 +259,10 @@ type ConnectionStatus string
 const (
 	// ConnectionAvailable: the database was opened and answers.
 	ConnectionAvailable ConnectionStatus = "available"
-	// ConnectionUnavailable: the database could not be opened; the executor
-	// keeps retrying in the background and refuses operations on it
-	// (RefuseConnectionUnavailable) meanwhile.
+	// ConnectionUnavailable: the database could not be opened, or stopped
+	// answering after it was (a read found it lost); the executor keeps
+	// opening it again in the background, with a doubling wait, refuses
+	// operations on it (RefuseConnectionUnavailable) meanwhile and publishes
+	// it available once it answers.
 	ConnectionUnavailable ConnectionStatus = "unavailable"
 )

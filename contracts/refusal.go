@@ -50,11 +50,25 @@ const (
 	// bounded wait; nothing reached the database, and the same request may
 	// be retried shortly. Not a database failure.
 	RefuseExecutorBusy = "executor_busy"
-	// RefuseConnectionUnavailable: the executor could not open the
-	// connection's database (the reason says why) and is retrying in the
-	// background; nothing reached the database.
+	// RefuseConnectionUnavailable: the connection's database does not
+	// answer — the executor could not open it, or lost it during this
+	// operation (a server that stopped or cannot be reached, a file removed
+	// or replaced) — and is opening it again in the background; the
+	// connection's descriptor says unavailable meanwhile. It is a state of
+	// the connection, not a failure of the statement: the caller does not
+	// charge it to the statement (no statement, no repair) and may send the
+	// same request once the descriptor says available again. The reason
+	// names no host, port, role, database or file (the executor's log has
+	// the driver's text). ExecReply.ConnectionUnavailable recognises it.
 	RefuseConnectionUnavailable = "connection_unavailable"
 )
+
+// ConnectionUnavailable reports whether r says the connection's database
+// does not answer (RefuseConnectionUnavailable): a state of the connection
+// that costs the step neither a statement nor a repair.
+func (r ExecReply) ConnectionUnavailable() bool {
+	return r.Status == ExecRefused && r.Refusal != nil && r.Refusal.Code == RefuseConnectionUnavailable
+}
 
 // GuardRefusalCodes lists the guard's vocabulary in a stable order.
 var GuardRefusalCodes = []string{

@@ -455,9 +455,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 	}
 	eng, reason := srv.state()
 	if eng == nil {
-		return refused(refuse.New(contracts.RefuseConnectionUnavailable,
-			fmt.Sprintf("connection %q is unavailable: %s; the executor keeps trying to open it", req.ConnectionID, reason),
-			"check that the database is up and reachable, then retry; a running server shows the connection's state in GET /api/connections and sonde connections"))
+		return refused(unavailable(req.ConnectionID, reason))
 	}
 	prof, ok := profiles[req.Profile]
 	switch {
@@ -476,6 +474,12 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		// Nothing reaches the database: no slot, no artifact.
 		return s.checkOp(ctx, eng, req)
 	}
+	return s.operate(ctx, op, eng, prof, req)
+}
+
+// operate runs op on eng, the engine of an available connection, within a
+// slot, and stores its result.
+func (s *Service) operate(ctx context.Context, op contracts.ExecOp, eng engine.Engine, prof profile, req *contracts.ExecRequest) contracts.ExecReply {
 	timeout := prof.deadline(*req)
 	waited, reply, ok := s.acquire(ctx, timeout)
 	if !ok {
@@ -520,7 +524,7 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		res, err = eng.Read(ctx, ereq)
 	}
 	reply = contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
-	if failure, failed := s.failure(op, err, req, reply); failed {
+	if failure, failed := s.failure(ctx, op, eng, err, req, reply); failed {
 		return failure
 	}
 
@@ -555,9 +559,16 @@ func opNames() string {
 	return strings.Join(names, ", ")
 }
 
-// failure turns an operation's error into its reply: a refusal (the
-// guard's, a profile's bound), or a classified database error.
-func (s *Service) failure(op contracts.ExecOp, err error, req *contracts.ExecRequest, reply contracts.ExecReply) (contracts.ExecReply, bool) {
+// failure turns the error of an operation on eng into its reply: a refusal
+// (the guard's, a profile's bound), connection_unavailable when the
+// database no longer answers (the connection is marked unavailable and
+// opened again in the background), or a classified database error. The
+// engine's text reaches the reply only where its class ties it to the
+// statement (syntax, a missing object, a permission, …); a database that
+// is unavailable, and an error nothing classified, are told in the
+// executor's own words, the driver's text going to the log, since such text
+// names hosts, ports, roles and file paths.
+func (s *Service) failure(ctx context.Context, op contracts.ExecOp, eng engine.Engine, err error, req *contracts.ExecRequest, reply contracts.ExecReply) (contracts.ExecReply, bool) {
 	var (
 		ref      *contracts.Refusal
 		tooLarge *rowset.TooLargeError
@@ -568,16 +579,114 @@ func (s *Service) failure(op contracts.ExecOp, err error, req *contracts.ExecReq
 		return reply, false
 	case errors.As(err, &ref):
 		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
+		return reply, true
 	case errors.As(err, &tooLarge):
 		ref = tooLargeRefusal(op, tooLarge)
 		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
-	case errors.As(err, &dbErr):
-		reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
-	default:
-		dbErr = &contracts.DBError{Class: contracts.DBOther, Message: err.Error()}
-		reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
+		return reply, true
+	case engine.MayBeLost(err) && s.confirmLost(ctx, eng, err):
+		ref = s.lose(req.ConnectionID, eng, err)
+		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
+		return reply, true
+	case !errors.As(err, &dbErr):
+		s.log.Warn("an engine error with no class; its text stays in this log", "op", op,
+			"connection", req.ConnectionID, "correlation", req.CorrelationID, "err", driverText(err))
+		dbErr = &contracts.DBError{Class: contracts.DBOther,
+			Message: "the engine failed the operation with an error it did not classify; the executor's log has its text"}
+	case dbErr.Class == contracts.DBUnavailable:
+		s.log.Warn("the database answered, but failed the operation as unavailable; its text stays in this log", "op", op,
+			"connection", req.ConnectionID, "correlation", req.CorrelationID, "err", driverText(err))
+		dbErr = &contracts.DBError{Class: contracts.DBUnavailable,
+			Message: "the database failed the operation as unavailable, though it still answers; the executor's log has its text"}
 	}
+	reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
 	return reply, true
+}
+
+// probeSQL is the read that asks a database whether it still answers.
+const probeSQL = "SELECT 1"
+
+// probeTimeout bounds that read.
+const probeTimeout = 5 * time.Second
+
+// confirmLost reports whether eng's database no longer answers after an
+// operation on it failed with err, which engine.MayBeLost allowed. An error
+// marked engine.ErrConnectionLost says so itself; otherwise the executor
+// reads probeSQL on eng once, so a statement's own failure that no class
+// ties to it (a conversion DuckDB types as other) is not taken for a lost
+// database, and a lost one is known by its behaviour, not by its text.
+func (s *Service) confirmLost(ctx context.Context, eng engine.Engine, err error) bool {
+	if errors.Is(err, engine.ErrConnectionLost) {
+		return true
+	}
+	if ctx.Err() != nil {
+		return false // the caller gave up: a probe now would say nothing
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	_, perr := eng.Read(pctx, engine.Request{SQL: probeSQL, Profile: contracts.ProfileAgentReadOnly,
+		Limits: rowset.Limits{MaxRows: 1, MaxBytes: 1 << 10}, Timeout: probeTimeout})
+	var ref *contracts.Refusal
+	switch {
+	case perr == nil, errors.As(perr, &ref):
+		return false
+	case ctx.Err() != nil:
+		return false
+	}
+	return true
+}
+
+// lose marks the connection connID unavailable after its engine eng found
+// its database gone during an operation (err, kept for the log), and
+// answers the operation's refusal. The engine is closed and the database
+// opened again in the background, with a doubling wait, until it answers;
+// the descriptor is published unavailable meanwhile. An operation that
+// finds it already marked (another failed first, or it was opened again
+// since eng) changes nothing.
+func (s *Service) lose(connID string, eng engine.Engine, err error) *contracts.Refusal {
+	srv := s.conns[connID]
+	reason := "the database server stopped answering during the operation"
+	if connections.FileEngine(s.engine) {
+		reason = "the database file could no longer be read during the operation (removed, replaced or unreadable)"
+	}
+	srv.mu.Lock()
+	if srv.engine != eng {
+		if srv.engine == nil {
+			reason = srv.reason
+		}
+		srv.mu.Unlock()
+		return unavailable(connID, reason)
+	}
+	srv.engine, srv.reason = nil, reason
+	srv.mu.Unlock()
+	// The driver's text stays in this log: it may name a host, a port, a role or a path.
+	s.log.Warn("connection lost; opening it again in the background", "connection", connID, "reason", reason, "err", driverText(err))
+	s.retries.Add(1)
+	go func() {
+		// Closed before it is opened again: DuckDB shares one instance per file.
+		eng.Close()
+		s.publish(srv)
+		s.keepOpening(srv)
+	}()
+	return unavailable(connID, reason)
+}
+
+// driverText is err's text for the log: a classified error's message,
+// which DBError.Error leaves out.
+func driverText(err error) string {
+	var d *contracts.DBError
+	if errors.As(err, &d) {
+		return string(d.Class) + ": " + d.Message
+	}
+	return err.Error()
+}
+
+// unavailable is the refusal of an operation on connection connID while its
+// database does not answer, for the neutral reason given.
+func unavailable(connID, reason string) *contracts.Refusal {
+	return refuse.New(contracts.RefuseConnectionUnavailable,
+		fmt.Sprintf("connection %q is unavailable: %s; the executor keeps trying to open it", connID, reason),
+		"check that the database is up and reachable, then retry; a running server shows the connection's state in GET /api/connections and sonde connections")
 }
 
 // put stores an artifact; a store that refuses it fails the operation.
@@ -621,7 +730,7 @@ func (s *Service) catalogOp(ctx context.Context, op contracts.ExecOp, eng engine
 	}
 	dur, statements, sql := catalogCost(cost)
 	reply := contracts.ExecReply{DurationMs: dur.Milliseconds(), Statements: statements}
-	if failure, failed := s.failure(op, err, req, reply); failed {
+	if failure, failed := s.failure(ctx, op, eng, err, req, reply); failed {
 		return failure
 	}
 	art.RunID, art.StepID, art.ConnectionID, art.Profile, art.SQL = req.RunID, req.StepID, req.ConnectionID, req.Profile, sql
@@ -650,7 +759,7 @@ func (s *Service) checkOp(ctx context.Context, eng engine.Engine, req *contracts
 			fmt.Sprintf("the %s executor cannot check a statement without running it", s.engine), ""))
 	}
 	chk, err := check(ctx, g, req.SQL)
-	if failure, failed := s.failure(contracts.OpCheck, err, req, contracts.ExecReply{}); failed {
+	if failure, failed := s.failure(ctx, contracts.OpCheck, eng, err, req, contracts.ExecReply{}); failed {
 		return failure
 	}
 	return contracts.ExecReply{Status: contracts.ExecOK, Check: chk}

@@ -60,7 +60,7 @@ func (s *Service) operationsOp(ctx context.Context, eng engine.Engine, req *cont
 	case errors.As(err, &tooLarge):
 		return overBudget(reply, fmt.Sprintf("the engine's reading passed its own bound (%s) before it could be narrowed", tooLarge.Error()))
 	}
-	if failure, failed := s.failure(contracts.OpOperations, err, req, reply); failed {
+	if failure, failed := s.failure(ctx, contracts.OpOperations, eng, err, req, reply); failed {
 		return failure
 	}
 

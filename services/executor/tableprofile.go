@@ -78,7 +78,7 @@ func (s *Service) profileOp(ctx context.Context, eng engine.Engine, req *contrac
 	reply := func() contracts.ExecReply {
 		return contracts.ExecReply{DurationMs: l.cost.Duration.Milliseconds(), Statements: l.cost.Statements}
 	}
-	if failure, failed := s.failure(contracts.OpProfile, err, req, reply()); failed {
+	if failure, failed := s.failure(ctx, contracts.OpProfile, eng, err, req, reply()); failed {
 		return failure
 	}
 	rel, ref := resolveTable(req.Table, l.matched, fold)
@@ -87,7 +87,7 @@ func (s *Service) profileOp(ctx context.Context, eng engine.Engine, req *contrac
 		// confirmed and refused as not profilable, never denied.
 		other, err := prof.Unprofilable(ctx, ereq)
 		l.spend(other)
-		if failure, failed := s.failure(contracts.OpProfile, err, req, reply()); failed {
+		if failure, failed := s.failure(ctx, contracts.OpProfile, eng, err, req, reply()); failed {
 			return failure
 		}
 		if o, r := resolveTable(req.Table, other.Relations, fold); r == nil {
@@ -102,7 +102,7 @@ func (s *Service) profileOp(ctx context.Context, eng engine.Engine, req *contrac
 		return r
 	}
 	rels, err := l.describe(ctx, cat, ereq, []contracts.Relation{rel})
-	if failure, failed := s.failure(contracts.OpProfile, err, req, reply()); failed {
+	if failure, failed := s.failure(ctx, contracts.OpProfile, eng, err, req, reply()); failed {
 		return failure
 	}
 	if len(rels) != 1 {
@@ -125,7 +125,7 @@ func (s *Service) profileOp(ctx context.Context, eng engine.Engine, req *contrac
 	l.cost.SQL = append(l.cost.SQL, res.SQL)
 	l.cost.Duration += res.Duration
 	l.cost.Statements += res.Statements
-	if failure, failed := s.failure(contracts.OpProfile, err, req, reply()); failed {
+	if failure, failed := s.failure(ctx, contracts.OpProfile, eng, err, req, reply()); failed {
 		return failure
 	}
 

@@ -1,0 +1,37 @@
+# Mutants of the executor's core rules (issue 17): a database lost after
+# start is a connection state, told in neutral words. Sourced by
+# scripts/mutants.sh; see its header for the m NAME PACKAGE RUN-REGEX NEEDS
+# FILE OLD NEW form.
+
+xc=./services/executor/
+xe=services/executor/executor.go
+
+# A read that finds its database gone re-marks the connection unavailable.
+m lost-not-remarked-unavailable "$xc" 'TestLostSQLiteFileIsAConnectionState' - \
+	"$xe" 'srv.engine, srv.reason = nil, reason' 'srv.reason = reason'
+# ... and opens it again in the background until it answers.
+m lost-not-reopened "$xc" 'TestLostDuckDBFileIsAConnectionState' - \
+	"$xe" $'\t\ts.keepOpening(srv)\n\t}()' $'\t\ts.retries.Done()\n\t}()'
+# The reply is the typed connection_unavailable refusal, not a database
+# error charged to the statement, on every engine.
+m lost-reply-not-typed "$xc" 'TestLostSQLiteFileIsAConnectionState|TestLostDuckDBFileIsAConnectionState' - \
+	"$xe" 'case engine.MayBeLost(err) && s.confirmLost(ctx, eng, err):' 'case false && s.confirmLost(ctx, eng, err):'
+m lost-reply-not-typed-pg "$xc" 'TestLostPostgresIsAConnectionState' pg \
+	"$xe" 'case engine.MayBeLost(err) && s.confirmLost(ctx, eng, err):' 'case false && s.confirmLost(ctx, eng, err):'
+# Its reason names no path, host, port or role.
+m lost-reason-driver-text "$xc" 'TestLostDuckDBFileIsAConnectionState' - \
+	"$xe" 'ref = s.lose(req.ConnectionID, eng, err)' 'ref = s.lose(req.ConnectionID, eng, err); ref.Reason += ": " + driverText(err)'
+# Nor does the reason of a failed attempt to open it again.
+m reopen-reason-driver-text "$xc" 'TestLostSQLiteFileIsAConnectionState' - \
+	"$xe" 'reason := unavailableReason(err)' 'reason := err.Error()'
+m reopen-reason-driver-text-pg "$xc" 'TestLostPostgresIsAConnectionState' pg \
+	"$xe" 'reason := unavailableReason(err)' 'reason := err.Error()'
+# A statement's own failure is not taken for a lost database: the database
+# is asked once more.
+m lost-without-probe "$xc" 'TestStatementFailureLeavesTheConnectionAvailable' - \
+	"$xe" $'case perr == nil, errors.As(perr, &ref):\n\t\treturn false' $'case perr == nil, errors.As(perr, &ref):\n\t\treturn true'
+# Engine text of class unavailable, or of no class, stays in the log.
+m unavailable-text-shown "$xc" 'TestUntiedEngineTextStaysInTheLog' - \
+	"$xe" 'case dbErr.Class == contracts.DBUnavailable:' 'case false:'
+m unclassified-text-shown "$xc" 'TestUntiedEngineTextStaysInTheLog' - \
+	"$xe" $'dbErr = &contracts.DBError{Class: contracts.DBOther,\n\t\t\tMessage: "the engine failed the operation with an error it did not classify; the executor\'s log has its text"}' 'dbErr = &contracts.DBError{Class: contracts.DBOther, Message: err.Error()}'
