@@ -35,3 +35,6 @@ m unavailable-text-shown "$xc" 'TestUntiedEngineTextStaysInTheLog' - \
 	"$xe" 'case dbErr.Class == contracts.DBUnavailable:' 'case false:'
 m unclassified-text-shown "$xc" 'TestUntiedEngineTextStaysInTheLog' - \
 	"$xe" $'dbErr = &contracts.DBError{Class: contracts.DBOther,\n\t\t\tMessage: "the engine failed the operation with an error it did not classify; the executor\'s log has its text"}' 'dbErr = &contracts.DBError{Class: contracts.DBOther, Message: err.Error()}'
+# large_tables that do not match the catalog are a warning on the descriptor.
+m large-tables-not-warned "$xc" 'TestLargeTablesMismatchIsAConnectionWarning' - \
+	services/executor/warnings.go 'large, err := largeTableWarnings(ctx, eng)' 'large, err := []string(nil), error(nil)'

@@ -298,22 +298,7 @@ func (s *Service) tryOpen(srv *served) error {
 		}
 		return err
 	}
-	var warnings []string
-	if pc, ok := eng.(engine.PrivilegeChecker); ok {
-		reasons, err := pc.WriteCapable(ctx)
-		switch {
-		case err != nil:
-			s.log.Warn("cannot check whether the read role can write", "connection", srv.conn.ID, "err", err)
-			warnings = []string{"the executor could not check whether the role that runs reads can write; see its log"}
-		case len(reasons) > 0:
-			for _, r := range reasons {
-				warnings = append(warnings, "the role that runs reads can write: "+r+
-					"; give the connection a least-privilege role (docs/security.md)")
-			}
-			s.log.Warn("the role that runs reads can write; give the connection a least-privilege role (docs/security.md)",
-				"connection", srv.conn.ID, "reasons", reasons)
-		}
-	}
+	warnings := s.connectionWarnings(ctx, srv.conn.ID, eng)
 	srv.mu.Lock()
 	srv.engine, srv.reason, srv.warnings = eng, "", warnings
 	srv.mu.Unlock()
