@@ -14,7 +14,8 @@ import (
 )
 
 // TestMemoryBudgetHoldsUnderWideValues: eight operations at once, each
-// reading one 500 MB value (100 MB on PostgreSQL, whose server must build
+// reading one 500 MB value or growing an aggregate or a function's working
+// set past it (100 MB on PostgreSQL, whose server must build
 // eight of them within the statement timeout; eight still pass the budget
 // twice over), keep the executor's resident memory under its
 // budget, and each ends as a clear result_too_large (agent profile) or a
@@ -45,6 +46,24 @@ func TestMemoryBudgetHoldsUnderWideValues(t *testing.T) {
 		// producing rows past the limits instead of materialising them all.
 		{"duckdb many wide rows", connections.Connection{ID: "w", Engine: contracts.EngineDuckDB, Path: duckdbFixture(t)},
 			"SELECT repeat('x', 1000000) AS v FROM range(1000)"},
+		// Growth no length limit sees (issue 17, item 5): an aggregate's
+		// working set on SQLite, held by SQLite's hard heap limit; an edit
+		// distance's O(n·m) matrix on DuckDB, outside its memory limit,
+		// refused by the guard before it is built.
+		{"sqlite json_group_array", connections.Connection{ID: "w", Engine: contracts.EngineSQLite, Path: demoPath(t)},
+			wideRows + "SELECT length(json_group_array(hex(zeroblob(500000)))) AS v FROM c"},
+		{"sqlite json_group_object", connections.Connection{ID: "w", Engine: contracts.EngineSQLite, Path: demoPath(t)},
+			wideRows + "SELECT length(json_group_object(x, hex(zeroblob(500000)))) AS v FROM c"},
+		{"sqlite jsonb_group_array", connections.Connection{ID: "w", Engine: contracts.EngineSQLite, Path: demoPath(t)},
+			wideRows + "SELECT length(jsonb_group_array(hex(zeroblob(500000)))) AS v FROM c"},
+		{"sqlite group_concat", connections.Connection{ID: "w", Engine: contracts.EngineSQLite, Path: demoPath(t)},
+			wideRows + "SELECT length(group_concat(hex(zeroblob(500000)))) AS v FROM c"},
+		{"sqlite string_agg", connections.Connection{ID: "w", Engine: contracts.EngineSQLite, Path: demoPath(t)},
+			wideRows + "SELECT length(string_agg(hex(zeroblob(500000)), ',')) AS v FROM c"},
+		{"duckdb damerau_levenshtein", connections.Connection{ID: "w", Engine: contracts.EngineDuckDB, Path: duckdbFixture(t)},
+			"SELECT damerau_levenshtein(repeat('a', 12000), repeat('b', 12000)) AS v"},
+		{"duckdb levenshtein of string_agg", connections.Connection{ID: "w", Engine: contracts.EngineDuckDB, Path: duckdbFixture(t)},
+			"SELECT levenshtein(string_agg(repeat('a', 1000), ''), string_agg(repeat('b', 1000), '')) AS v FROM range(20)"},
 	}
 	if dsn := pgtest.Lookup(t); dsn != "" {
 		cases = append(cases, wide{"postgres repeat", connections.Connection{ID: "w", Engine: contracts.EnginePostgres, DSN: dsn},
@@ -86,6 +105,9 @@ func TestMemoryBudgetHoldsUnderWideValues(t *testing.T) {
 		}
 	}
 }
+
+// wideRows is a CTE c of 3,500 rows (x), as many as the issue's Track table.
+const wideRows = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3500) "
 
 // TestMemoryBudgetBoundsResults: a result is held while it is stored, so a
 // profile's byte bound is lowered to the operation's share of the budget;

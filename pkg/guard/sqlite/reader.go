@@ -151,6 +151,9 @@ func (r Reader) Inspect(sql string) (*Reading, error) {
 	if ref := deniedByName(stmt); ref != nil {
 		return nil, ref
 	}
+	if ref := checkWork(stmt); ref != nil { // work.go
+		return nil, ref
+	}
 
 	// SQLite reports a CTE read with none of its columns used as it reports
 	// count(*) of an unqualified table: the read is the CTE's only when no

@@ -20,7 +20,17 @@
 //     SQLite read a file another process changes as if it were constant);
 //   - query_only and trusted_schema=OFF pragmas, and sqlite3_limit bounds on
 //     statement length, values (the operation's memory, at most 1 MB),
-//     parameters and attached databases.
+//     LIKE and GLOB patterns, parameters and attached databases.
+//
+// What holds a read's time and memory: SQLite hears an interrupt (the
+// deadline, a cancel) only between the steps of a statement's program, and
+// a read runs in this process, in a goroutine nothing can stop from outside;
+// so no single step may run long. The guard refuses pattern work over built
+// values (pkg/guard/sqlite, work.go), a LIKE or GLOB pattern is at most
+// MaxPatternBytes, and a value at most the value limit, so one step ends
+// within about a second and the interrupt lands; Read returns only once the
+// statement has stopped. SQLite's hard heap limit (heap.go) holds what
+// aggregates build while they run.
 //
 // The file is the one the connection opened: a path that is a symbolic link,
 // or lies under one, is refused (the file read must be the file named), and
@@ -68,6 +78,12 @@ const (
 	MaxColumns     = 128      // result columns
 	MaxValueBytes  = 1 << 20  // longest string or BLOB a statement may build or read, and a row
 	limitSQLLength = MaxSQLBytes + 16
+	// MaxPatternBytes is the longest LIKE or GLOB pattern
+	// (SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 50,000 by default). A match is one
+	// step of a statement's program, which SQLite's interrupt cannot stop,
+	// and its work grows with the value's length times the pattern's: at
+	// MaxValueBytes and this length one match takes about a second here.
+	MaxPatternBytes = 128
 )
 
 // DefaultSchema is the schema an unqualified SQLite table name is in.
@@ -103,6 +119,9 @@ func OpenWith(ctx context.Context, path string, p guard.Policy, o engine.Options
 	}
 	p = guardsqlite.NormalizePolicy(p)
 	p.DefaultSchema = DefaultSchema
+	if err := limitHeap(HeapLimit(o.OperationMemory)); err != nil {
+		return nil, err
+	}
 	e := &Engine{path: abs, policy: p, valueLimit: MaxValueBytes}
 	if o.OperationMemory > 0 && o.OperationMemory < int64(e.valueLimit) {
 		e.valueLimit = int(max(o.OperationMemory, 1024))
@@ -417,6 +436,9 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, ctes []st
 		if tooBig(err) {
 			return res, e.tooLarge(&res, nil, limits)
 		}
+		if outOfMemory(err) {
+			return res, heapRefusal()
+		}
 		return res, classify(err, timeout, denied())
 	}
 	defer rows.Close()
@@ -425,6 +447,9 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, ctes []st
 	res.Rows = set
 	if err != nil && tooBig(err) {
 		return res, e.tooLarge(&res, set, limits)
+	}
+	if err != nil && outOfMemory(err) {
+		return res, heapRefusal()
 	}
 	var (
 		tooLarge *rowset.TooLargeError
@@ -449,6 +474,25 @@ func (e *Engine) run(ctx context.Context, conn *sql.Conn, stmt string, ctes []st
 func tooBig(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_TOOBIG
+}
+
+// outOfMemory reports SQLite's SQLITE_NOMEM: an allocation past the hard
+// heap limit (heap.go), or one the system refused.
+func outOfMemory(err error) bool {
+	var se *sqlite.Error
+	return engine.Interrupted(err, 0) == nil && errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_NOMEM
+}
+
+// heapRefusal answers a statement that needed more of SQLite's heap than
+// the process allows: refused as too large, whatever the profile, since no
+// part of a result stands for what it would have built.
+func heapRefusal() *contracts.Refusal {
+	heap.mu.Lock()
+	limit := heap.limit
+	heap.mu.Unlock()
+	return refuse.New(contracts.RefuseResultTooLarge,
+		fmt.Sprintf("the statement needs more memory than SQLite may use here (%d MiB, shared by every read of this executor): an aggregate or function built a value too large to hold", limit>>20),
+		"aggregate fewer rows or shorter values (group_concat, json_group_array and the like hold everything they join), or read length() of what you build")
 }
 
 // tooLarge ends a read that met a value over the connection's limit as a
@@ -500,6 +544,7 @@ func setLimits(conn *sql.Conn, valueLimit int) error {
 		{sqlite3.SQLITE_LIMIT_SQL_LENGTH, limitSQLLength},
 		{sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MaxParams},
 		{sqlite3.SQLITE_LIMIT_ATTACHED, 0},
+		{sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MaxPatternBytes},
 	} {
 		if _, err := sqlite.Limit(conn, l.id, l.v); err != nil {
 			return err

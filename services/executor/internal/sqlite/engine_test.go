@@ -59,9 +59,12 @@ func open(t testing.TB, path string) *Engine {
 	return e
 }
 
+// readTimeout is the deadline of read.
+const readTimeout = 5 * time.Second
+
 func read(t *testing.T, e *Engine, q string) (Result, error) {
 	t.Helper()
-	return e.Read(context.Background(), engine.Request{SQL: q, Limits: refuseLimits, Timeout: 5 * time.Second})
+	return e.Read(context.Background(), engine.Request{SQL: q, Limits: refuseLimits, Timeout: readTimeout})
 }
 
 // objects lists what sqlite_master holds, read with the writable driver.

@@ -30,11 +30,14 @@ func digest(t *testing.T, path string) string {
 }
 
 // hostileShape is one hostile statement and how it must end: refused by the
-// guard with its code, or — written "db:<class>", for the few the guard
+// guard with its code; or — written "db:<class>", for the few the guard
 // cannot see because SQLite compiles them only while the statement runs
 // (the pragma table functions) or resolves them only then — failed by the
-// database with that class: the authorizer's denial, a missing table. Any
-// other outcome, an unrelated database error included, fails the test.
+// database with that class: the authorizer's denial, a missing table, a
+// LIKE pattern past the limit; or — written "ran:<code>" — refused with
+// that code once a limit SQLite holds while it runs stopped it (the heap
+// limit). Any other outcome, an unrelated database error included, fails
+// the test.
 type hostileShape struct {
 	sql  string
 	want string
@@ -89,6 +92,17 @@ var hostileShapes = []hostileShape{
 	{"select count(*) from sqlite_master, (with sqlite_master as (select 1) select 1 from sqlite_master)", contracts.RefuseTableNotReadable},
 	{"with sqlite_master as (select 1) select count(*) from main.sqlite_master", contracts.RefuseTableNotReadable},
 	{"select (with sqlite_schema as (select 1) select count(*) from sqlite_schema) from sqlite_master", contracts.RefuseTableNotReadable},
+	// Work SQLite cannot interrupt inside one step, and aggregates that grow
+	// past what a read may hold (issue 17, items 4 and 5).
+	{"SELECT hex(zeroblob(400000)) LIKE '%' || hex(zeroblob(20000)) || '1%'", contracts.RefuseTooComplex},
+	{"select printf('%.*c', 500000, 'a') glob '*' || printf('%.*c', 20000, 'a') || 'b*'", contracts.RefuseTooComplex},
+	{"select instr(hex(zeroblob(500000)), hex(zeroblob(250000)) || '1')", contracts.RefuseTooComplex},
+	{"select replace(hex(zeroblob(500000)), hex(zeroblob(250000)) || '1', 'x')", contracts.RefuseTooComplex},
+	{"with b(s, n) as (select hex(zeroblob(500000)), hex(zeroblob(250000)) || '1') select instr(s, n) from b", contracts.RefuseTooComplex},
+	{"with recursive r(s) as (select hex(zeroblob(500000)) union all select s from r) select count(*) from r where s like '%" + strings.Repeat("0", 20000) + "1%'", "db:" + string(contracts.DBOther)},
+	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(json_group_array(hex(zeroblob(500000)))) from c", "ran:" + contracts.RefuseResultTooLarge},
+	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(json_group_object(x, hex(zeroblob(500000)))) from c", "ran:" + contracts.RefuseResultTooLarge},
+	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(jsonb_group_array(hex(zeroblob(500000)))) from c", "ran:" + contracts.RefuseResultTooLarge},
 }
 
 func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
@@ -99,11 +113,22 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 		t.Fatalf("%d shapes, want at least 25", len(hostileShapes))
 	}
 	for _, c := range hostileShapes {
+		start := time.Now()
 		res, err := read(t, e, c.sql)
+		// Wall time: every line ends within twice its deadline, and leaves
+		// no work running (workGone, below).
+		if took := time.Since(start); took > 2*readTimeout {
+			t.Errorf("%.100q: answered after %s, more than twice its %s deadline", c.sql, took, readTimeout)
+		}
 		var ref *contracts.Refusal
 		var dbErr *contracts.DBError
 		class, atRunTime := strings.CutPrefix(c.want, "db:")
+		limit, ran := strings.CutPrefix(c.want, "ran:")
 		switch {
+		case ran:
+			if !errors.As(err, &ref) || ref.Code != limit {
+				t.Errorf("%q: %v, want the refusal %s of a limit SQLite holds while it runs", c.sql, err, limit)
+			}
 		case !atRunTime:
 			if !errors.As(err, &ref) || ref.Code != c.want {
 				t.Errorf("%q: %v, want the guard's refusal %s", c.sql, err, c.want)
@@ -116,6 +141,7 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 			t.Errorf("%q: %s, want the authorizer's denial", c.sql, dbErr.Message)
 		}
 	}
+	workGone(t, "the hostile corpus")
 	e.Close()
 	if after := digest(t, path); after != before {
 		t.Fatal("the database file changed")

@@ -1,0 +1,106 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/memtest"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
+)
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime(t testing.TB) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Skipf("CPU time cannot be read here: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// workGone fails t when the process still burns CPU once a read returned:
+// over a quiet second it may use a quarter of one core, not a statement's
+// whole core.
+func workGone(t testing.TB, what string) {
+	t.Helper()
+	before := cpuTime(t)
+	time.Sleep(time.Second)
+	if used := cpuTime(t) - before; used > 250*time.Millisecond {
+		t.Errorf("%s: the process used %s of CPU in the second after the read returned: its work is still running", what, used)
+	}
+}
+
+// TestDeadlineEndsTheWork: statements the guard admits end within twice
+// their deadline — as a timeout, or refused by a limit at once — and leave
+// no work running: SQLite hears the interrupt between steps, and no step
+// the guard admits runs long (a LIKE pattern is at most MaxPatternBytes; a
+// 1,000-byte one over 1 MB values took 7 s a match). A line that ends as a
+// timeout but leaves its work running fails.
+func TestDeadlineEndsTheWork(t *testing.T) {
+	e := open(t, fixture(t))
+	const deadline = 2 * time.Second
+	wide := "with recursive r(s) as (select hex(zeroblob(500000)) union all select s from r) select count(*) from r where "
+	for _, q := range []string{
+		"with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c",
+		wide + "s like '%" + strings.Repeat("0", 1000) + "1%'",
+		wide + "s glob '*" + strings.Repeat("0", 1000) + "1*'",
+		wide + "s like '%" + strings.Repeat("0", MaxPatternBytes-3) + "1%'",
+		wide + "instr(s, '" + strings.Repeat("0", 4000) + "1') > 0",
+	} {
+		start := time.Now()
+		_, err := e.Read(context.Background(), engine.Request{SQL: q, Limits: refuseLimits, Timeout: deadline})
+		took := time.Since(start)
+		var dbErr *contracts.DBError
+		if !errors.As(err, &dbErr) {
+			t.Errorf("%.120s: %v, want a database error (a timeout, or a pattern past the limit)", q, err)
+		}
+		if took > 2*deadline {
+			t.Errorf("%.120s: ended after %s, more than twice its %s deadline", q, took, deadline)
+		}
+		workGone(t, q[:min(len(q), 120)])
+	}
+}
+
+// TestAggregateGrowthHeld: an aggregate that builds one value out of many
+// rows is held by SQLite's hard heap limit while it builds (SQLite's length
+// limit sees the value only once built): the read is refused as too large
+// and the process grows by no more than twice the limit (a value grown by
+// realloc is held twice for a moment; issue 17, item 5).
+func TestAggregateGrowthHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds values of hundreds of megabytes")
+	}
+	e := open(t, fixture(t))
+	rows := "with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) "
+	for _, q := range []string{
+		rows + "select length(json_group_array(hex(zeroblob(500000)))) from c",
+		rows + "select length(json_group_object(x, hex(zeroblob(500000)))) from c",
+		rows + "select length(jsonb_group_array(hex(zeroblob(500000)))) from c",
+		rows + "select length(jsonb_group_object(x, hex(zeroblob(500000)))) from c",
+		rows + "select length(group_concat(hex(zeroblob(500000)))) from c",
+		rows + "select length(string_agg(hex(zeroblob(500000)), ',')) from c",
+	} {
+		var err error
+		grew := memtest.ResidentGrowth(t, func() {
+			_, err = e.Read(context.Background(), engine.Request{SQL: q, Limits: refuseLimits, Timeout: time.Minute})
+		})
+		var ref *contracts.Refusal
+		var tooLarge *rowset.TooLargeError
+		if !(errors.As(err, &ref) && ref.Code == contracts.RefuseResultTooLarge) && !errors.As(err, &tooLarge) {
+			t.Errorf("%.100s: %v, want result_too_large", q, err)
+		}
+		t.Logf("%.100s: resident memory grew by %d MiB", q, grew>>20)
+		if limit := 2*HeapLimit(0) + 64<<20; grew > limit {
+			t.Errorf("%.100s: resident memory grew by %d MiB, more than twice SQLite's heap limit and 64 MiB", q, grew>>20)
+		}
+	}
+	if _, err := read(t, e, "select count(*) from n"); err != nil {
+		t.Errorf("after the refusals: %v", err)
+	}
+}
