@@ -569,7 +569,7 @@ func (s *Service) failure(ctx context.Context, op contracts.ExecOp, eng engine.E
 		ref = tooLargeRefusal(op, tooLarge)
 		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
 		return reply, true
-	case engine.MayBeLost(err) && s.confirmLost(ctx, eng, err):
+	case engine.MayBeLost(err) && s.confirmLost(ctx, eng):
 		ref = s.lose(req.ConnectionID, eng, err)
 		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
 		return reply, true
@@ -578,11 +578,11 @@ func (s *Service) failure(ctx context.Context, op contracts.ExecOp, eng engine.E
 			"connection", req.ConnectionID, "correlation", req.CorrelationID, "err", driverText(err))
 		dbErr = &contracts.DBError{Class: contracts.DBOther,
 			Message: "the engine failed the operation with an error it did not classify; the executor's log has its text"}
-	case dbErr.Class == contracts.DBUnavailable:
+	case dbErr.Class == contracts.DBUnavailable || errors.Is(err, engine.ErrConnectionLost):
 		s.log.Warn("the database answered, but failed the operation as unavailable; its text stays in this log", "op", op,
 			"connection", req.ConnectionID, "correlation", req.CorrelationID, "err", driverText(err))
-		dbErr = &contracts.DBError{Class: contracts.DBUnavailable,
-			Message: "the database failed the operation as unavailable, though it still answers; the executor's log has its text"}
+		dbErr = &contracts.DBError{Class: dbErr.Class,
+			Message: "the connection to the database failed during the operation, though the database still answers; the executor's log has its text"}
 	}
 	reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
 	return reply, true
@@ -595,15 +595,14 @@ const probeSQL = "SELECT 1"
 const probeTimeout = 5 * time.Second
 
 // confirmLost reports whether eng's database no longer answers after an
-// operation on it failed with err, which engine.MayBeLost allowed. An error
-// marked engine.ErrConnectionLost says so itself; otherwise the executor
-// reads probeSQL on eng once, so a statement's own failure that no class
-// ties to it (a conversion DuckDB types as other) is not taken for a lost
-// database, and a lost one is known by its behaviour, not by its text.
-func (s *Service) confirmLost(ctx context.Context, eng engine.Engine, err error) bool {
-	if errors.Is(err, engine.ErrConnectionLost) {
-		return true
-	}
+// operation on it failed with an error engine.MayBeLost allowed: the
+// executor reads probeSQL on eng once. So a statement's own failure that no
+// class ties to it (a conversion DuckDB types as other) is not taken for a
+// lost database, nor is a connection that broke and came back (an engine's
+// ErrConnectionLost the probe disproves: the operation's time was spent, and
+// it is charged as a failure); a lost database is known by its behaviour,
+// not by the driver's text.
+func (s *Service) confirmLost(ctx context.Context, eng engine.Engine) bool {
 	if ctx.Err() != nil {
 		return false // the caller gave up: a probe now would say nothing
 	}

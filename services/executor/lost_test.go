@@ -21,6 +21,7 @@ import (
 	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/services/executor/connections"
 	"github.com/sondehq/sonde/services/executor/demodb"
+	"github.com/sondehq/sonde/services/executor/internal/engine"
 )
 
 // lostCase is one connection whose database goes away after the executor
@@ -368,6 +369,10 @@ func TestUntiedEngineTextStaysInTheLog(t *testing.T) {
 	for _, err := range []error{
 		&contracts.DBError{Class: contracts.DBUnavailable, Message: "cannot reach " + secret},
 		fmt.Errorf("dial %s: %w", secret, os.ErrDeadlineExceeded),
+		// An engine's own word that the connection was lost, on an error
+		// whose class would show its text, when the probe finds the
+		// database answering (it broke and came back).
+		engine.Lost(&contracts.DBError{Class: contracts.DBPermission, Message: "authentication failed: " + secret}),
 	} {
 		reply, failed := s.failure(context.Background(), contracts.OpRead, eng, err, &req, contracts.ExecReply{})
 		if !failed || reply.Status != contracts.ExecError || reply.Error == nil {
