@@ -48,6 +48,8 @@ func (o *inspectOptions) register(cmd *cobra.Command) {
 const inspectExitStatus = `
 The statement runs in a child process of this command, so that a crash in
 native code (the SQL parser, the database driver) cannot pass for an answer.
+The statement and its parameters reach that process on its standard input,
+never in its argument list (which other local users can read).
 ` + exitTable + `
 Here: 2 when the statement is refused (the refusal says why and how to write
 it instead) or the command line is wrong; 1 for a database error, classified
