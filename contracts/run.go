@@ -1,5 +1,7 @@
 package contracts
 
+import "time"
+
 // Mode is how a run executes. It is fixed at start and read back from the
 // ledger ever after.
 type Mode string
@@ -93,6 +95,13 @@ type StartRun struct {
 	// AutoExecute hands the answer to the editor (data-analysis, agent mode).
 	AutoExecute bool  `json:"autoExecute,omitempty"`
 	Actor       Actor `json:"actor"`
+	// NotAfter, when set, is the instant the caller stops waiting for the
+	// reply: the orchestrator writes no run-started header after it, and
+	// refuses (CodeUnavailable) a new run it would write later. A caller
+	// that got no reply can then learn for certain, once NotAfter has
+	// passed, whether the run was created, by reading its ledger. A resume
+	// is never refused for it.
+	NotAfter time.Time `json:"notAfter,omitzero"`
 }
 
 // StartRunReply answers StartRun: the run id and the PERSISTED mode and

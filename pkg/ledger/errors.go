@@ -1,9 +1,11 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -66,4 +68,32 @@ func IsStorageFull(err error) bool {
 		return true
 	}
 	return false
+}
+
+// JetStream error codes of a stream that cannot take a write now but will:
+// the system is temporarily unavailable (10008), the node asked is not the
+// leader (10009), the stream is offline (10118).
+const (
+	errCodeClusterNotAvailable = 10008
+	errCodeClusterNotLeader    = 10009
+	errCodeStreamOffline       = 10118
+)
+
+// unanswered reports a publish that got no answer from the stream, or one
+// that says the stream cannot take it now (a replicated stream electing a
+// leader, a server restarting): it may or may not have landed, and trying
+// again later is safe. Classified by type and code, never by text.
+func unanswered(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case errCodeClusterNotAvailable, errCodeClusterNotLeader, errCodeStreamOffline:
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrReconnectBufExceeded)
 }

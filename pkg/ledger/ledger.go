@@ -27,7 +27,16 @@ type Ledger struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	writer string
+	// retryFor bounds how long an append is retried across a stream that
+	// does not answer; attempt bounds each try.
+	retryFor, attempt time.Duration
 }
+
+// Defaults of WithAppendRetry.
+const (
+	DefaultAppendRetry   = 30 * time.Second
+	DefaultAppendAttempt = 5 * time.Second
+)
 
 // Option configures a Ledger.
 type Option func(*Ledger)
@@ -36,6 +45,14 @@ type Option func(*Ledger)
 // retried append of the same entry is deduplicated while two writers racing
 // for one position never are.
 func WithWriter(name string) Option { return func(l *Ledger) { l.writer = name } }
+
+// WithAppendRetry bounds how long Append keeps trying an entry while the
+// stream does not answer (a replicated stream electing a leader, a server
+// restarting): for at most total (default DefaultAppendRetry, negative: no
+// retry), each try waiting at most attempt (default DefaultAppendAttempt).
+func WithAppendRetry(total, attempt time.Duration) Option {
+	return func(l *Ledger) { l.retryFor, l.attempt = total, attempt }
+}
 
 // Open binds to the ledger stream, which must already exist (natsx.Resources).
 func Open(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Ledger, error) {
@@ -47,6 +64,12 @@ func Open(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Ledger,
 	for _, o := range opts {
 		o(l)
 	}
+	if l.retryFor == 0 {
+		l.retryFor = DefaultAppendRetry
+	}
+	if l.attempt <= 0 {
+		l.attempt = DefaultAppendAttempt
+	}
 	return l, nil
 }
 
@@ -54,6 +77,14 @@ func Open(ctx context.Context, js jetstream.JetStream, opts ...Option) (*Ledger,
 // stream sequence after (0: the ledger must be empty). It returns the new
 // entry's stream sequence. A lost race is a *ConflictError; if the entry
 // that won is this writer's own earlier attempt, Append reports success.
+//
+// A try the stream does not answer (no response from the stream, a
+// timeout, JetStream temporarily unavailable or electing a leader) may or
+// may not have landed. Append then reads the run's last entry: its
+// message id says whether the try landed; if it did not, the same entry is
+// published again at the same position, under the same message id, which
+// JetStream deduplicates and the expected sequence keeps from landing
+// twice. It keeps trying with backoff for the bound WithAppendRetry sets.
 func (l *Ledger) Append(ctx context.Context, runID string, after uint64, e contracts.Entry) (uint64, error) {
 	if !contracts.ValidRunID(runID) {
 		return 0, fmt.Errorf("ledger: invalid run id %q", runID)
@@ -70,23 +101,116 @@ func (l *Ledger) Append(ctx context.Context, runID string, after uint64, e contr
 	sum := sha256.Sum256(body)
 	msgID := runID + "." + strconv.FormatUint(after, 10) + "." + l.writer + "." + hex.EncodeToString(sum[:8])
 	subject := contracts.LedgerSubject(runID)
+	began := time.Now()
+	for n := 0; ; n++ {
+		seq, err := l.try(ctx, subject, body, after, msgID)
+		if err == nil {
+			return seq, nil
+		}
+		if isWrongLastSequence(err) {
+			return l.resolve(ctx, runID, subject, after, msgID)
+		}
+		if !unanswered(err) || ctx.Err() != nil || l.retryFor < 0 || time.Since(began) >= l.retryFor {
+			return 0, fmt.Errorf("ledger: append to %s: %w", runID, err)
+		}
+		// It may have landed: the run's last entry says.
+		if seq, landed, err := l.landed(ctx, runID, subject, after, msgID); err != nil || landed {
+			return seq, err
+		}
+		wait := min(100*time.Millisecond<<min(n, 5), 2*time.Second)
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("ledger: append to %s: %w", runID, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// try publishes the entry once, waiting at most l.attempt.
+func (l *Ledger) try(ctx context.Context, subject string, body []byte, after uint64, msgID string) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.attempt)
+	defer cancel()
 	ack, err := l.js.Publish(ctx, subject, body,
 		jetstream.WithExpectLastSequencePerSubject(after),
 		jetstream.WithMsgID(msgID))
-	if err == nil {
-		return ack.Sequence, nil
+	if err != nil {
+		return 0, err
 	}
-	if !isWrongLastSequence(err) {
-		return 0, fmt.Errorf("ledger: append to %s: %w", runID, err)
-	}
-	last, lerr := l.stream.GetLastMsgForSubject(ctx, subject)
-	if lerr != nil {
+	return ack.Sequence, nil
+}
+
+// resolve answers a publish refused for its expected sequence: success if
+// the entry at the run's end is this writer's own (an earlier try landed),
+// else a conflict.
+func (l *Ledger) resolve(ctx context.Context, runID, subject string, after uint64, msgID string) (uint64, error) {
+	last, err := l.stream.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
 		return 0, &ConflictError{RunID: runID, Expected: after}
 	}
 	if last.Header.Get(jetstream.MsgIDHeader) == msgID {
 		return last.Sequence, nil // our own earlier attempt landed
 	}
 	return 0, &ConflictError{RunID: runID, Expected: after, Actual: last.Sequence}
+}
+
+// landed reads the run's last entry after a try nobody answered: landed
+// with its sequence if it is this writer's entry, a conflict if another
+// entry took the position, neither (try again) if the run still ends at
+// after or its end cannot be read now.
+func (l *Ledger) landed(ctx context.Context, runID, subject string, after uint64, msgID string) (uint64, bool, error) {
+	rctx, cancel := context.WithTimeout(ctx, l.attempt)
+	defer cancel()
+	last, err := l.stream.GetLastMsgForSubject(rctx, subject)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound) && after == 0:
+		return 0, false, nil
+	case err != nil:
+		return 0, false, nil // not readable either: publish again
+	case last.Header.Get(jetstream.MsgIDHeader) == msgID:
+		return last.Sequence, true, nil
+	case last.Sequence != after:
+		return 0, false, &ConflictError{RunID: runID, Expected: after, Actual: last.Sequence}
+	}
+	return 0, false, nil
+}
+
+// Ended reports whether run's ledger ends with run-finished, reading only
+// its last entry; ErrNotFound when it has no ledger.
+func (l *Ledger) Ended(ctx context.Context, runID string) (bool, error) {
+	if !contracts.ValidRunID(runID) {
+		return false, ErrNotFound
+	}
+	m, err := l.stream.GetLastMsgForSubject(ctx, contracts.LedgerSubject(runID))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, ErrNotFound
+	}
+	if err != nil {
+		return false, fmt.Errorf("ledger: last entry of %s: %w", runID, err)
+	}
+	var e struct {
+		Kind contracts.EventKind `json:"kind"`
+	}
+	if err := json.Unmarshal(m.Data, &e); err != nil {
+		return false, fmt.Errorf("ledger: decode last entry of %s: %w", runID, err)
+	}
+	return e.Kind == contracts.KindRunFinished, nil
+}
+
+// Runs lists every run that has a ledger, with its number of entries, in
+// one stream-info request (paged by JetStream): what a sweep for runs
+// nobody drives walks.
+func (l *Ledger) Runs(ctx context.Context) (map[string]uint64, error) {
+	info, err := l.stream.Info(ctx, jetstream.WithSubjectFilter(contracts.LedgerSubjects))
+	if err != nil {
+		return nil, fmt.Errorf("ledger: list runs: %w", err)
+	}
+	out := make(map[string]uint64, len(info.State.Subjects))
+	for subject, n := range info.State.Subjects {
+		if id := contracts.RunIDFromLedgerSubject(subject); id != "" {
+			out[id] = n
+		}
+	}
+	return out, nil
 }
 
 // Check asks JetStream for the ledger stream's state: an error means the

@@ -22,7 +22,7 @@ func (h *harness) runHeader(t *testing.T, runID string, header contracts.RunStar
 	if _, err := h.s.ledger.Writer(runID, 0, nil).Append(ctx, contracts.KindRunStarted, header); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.s.drive(ctx, runID); err != nil {
+	if err := h.s.driveHere(runID); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := h.s.ledger.Read(ctx, runID)

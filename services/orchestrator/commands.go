@@ -72,13 +72,28 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 	// Every run belongs to a conversation; one that cannot be continued is
 	// declined on the header and the run starts anyway.
 	header.Thread = s.thread(ctx, cmd, desc.Identity)
+	if late(cmd, s.cfg.Now()) {
+		return expired(cmd)
+	}
+	// One start or drive of a run at a time in this process: a concurrent
+	// start of the same id (a retried start with the same idempotency key)
+	// never touches the lease this one claims, and answers as a resume once
+	// the run exists.
+	runCtx, ok := s.take(cmd.RunID)
+	if !ok {
+		if entries, rerr := s.awaitLedger(ctx, cmd.RunID); rerr == nil {
+			return s.resume(ctx, cmd, entries)
+		}
+		return contracts.StartRunReply{Error: runError(contracts.CodeRunExists, "run "+quote(cmd.RunID)+" is being started", "")}
+	}
 	// Claim the run before it exists, so a process that dies between writing
 	// the header and driving leaves a lease the sweep will find.
 	rev, err := s.leases.claim(ctx, cmd.RunID)
 	if err != nil {
+		s.untake(cmd.RunID)
 		if errors.Is(err, errLeaseHeld) {
-			// The same id is being started elsewhere (a retried start with
-			// the same idempotency key): answer as a resume once it exists.
+			// The same id is being started elsewhere: answer as a resume
+			// once it exists.
 			if entries, rerr := s.awaitLedger(ctx, cmd.RunID); rerr == nil {
 				return s.resume(ctx, cmd, entries)
 			}
@@ -86,22 +101,54 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 		}
 		return s.unrecorded(cmd.RunID, "claim lease", err)
 	}
+	lease := &held{runID: cmd.RunID, rev: rev}
+	// A start that waited past its caller's deadline writes nothing: the
+	// caller has already been told the run was not created.
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if !cmd.NotAfter.IsZero() {
+		hctx, cancel = context.WithDeadline(ctx, cmd.NotAfter)
+	}
 	w := s.ledger.Writer(cmd.RunID, 0, s.cfg.Now)
-	if _, err := w.Append(ctx, contracts.KindRunStarted, header); err != nil {
-		s.leases.release(context.WithoutCancel(ctx), cmd.RunID, rev)
-		if ledger.IsConflict(err) {
-			// Another start of the same id won; answer as a resume of it.
-			if entries, rerr := s.ledger.Read(ctx, cmd.RunID); rerr == nil {
-				return s.resume(ctx, cmd, entries)
-			}
+	_, err = w.Append(hctx, contracts.KindRunStarted, header)
+	cancel()
+	if ledger.IsConflict(err) {
+		// The run exists (written by another start of the same id): this
+		// start holds its lease, so it drives it, and answers as a resume.
+		s.goDrive(runCtx, cmd.RunID, lease)
+		if entries, rerr := s.ledger.Read(ctx, cmd.RunID); rerr == nil {
+			reply, _ := s.answerResume(cmd, entries)
+			return reply
+		}
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the ledger cannot be read", "check the NATS server")}
+	}
+	if err != nil {
+		// The drive is handed the lease whatever happened: it reads the
+		// ledger first, releases the lease of a run that was never
+		// written, and drives one whose header landed after all.
+		s.goDrive(runCtx, cmd.RunID, lease)
+		if late(cmd, s.cfg.Now()) {
+			return expired(cmd)
 		}
 		return s.unrecorded(cmd.RunID, "append run-started", err)
 	}
 	s.storeOK()
 	// The actor's history lists the run from now on, while it is still going.
 	s.recordHistory(ctx, cmd.Actor, cmd.RunID, contracts.StatusQueued)
-	s.launch(cmd.RunID)
+	s.goDrive(runCtx, cmd.RunID, lease)
 	return contracts.StartRunReply{RunID: cmd.RunID, Mode: header.Mode, WorkflowType: header.WorkflowType}
+}
+
+// late reports a start that reached the point of writing its header after
+// the instant its caller stopped waiting.
+func late(cmd contracts.StartRun, now time.Time) bool {
+	return !cmd.NotAfter.IsZero() && !now.Before(cmd.NotAfter)
+}
+
+// expired answers a start that came too late to be created.
+func expired(cmd contracts.StartRun) contracts.StartRunReply {
+	return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable,
+		"run "+quote(cmd.RunID)+" was not created: the start reached the orchestrator after its caller stopped waiting",
+		"start the run again")}
 }
 
 // newFenceMark draws a run's fence mark.
@@ -138,16 +185,25 @@ func (s *Service) awaitLedger(ctx context.Context, runID string) ([]contracts.En
 	}
 }
 
+// resume answers a start of a run that exists and drives it unless it
+// ended, provided the caller is the run's own actor.
 func (s *Service) resume(_ context.Context, cmd contracts.StartRun, entries []contracts.Entry) contracts.StartRunReply {
+	reply, running := s.answerResume(cmd, entries)
+	if running {
+		s.launch(cmd.RunID)
+	}
+	return reply
+}
+
+// answerResume is the answer to a start of a run that exists, and whether
+// it is the caller's own run and still running.
+func (s *Service) answerResume(cmd contracts.StartRun, entries []contracts.Entry) (contracts.StartRunReply, bool) {
 	rec := ledger.Fold(cmd.RunID, entries)
 	if rec.Actor.ID != cmd.Actor.ID {
 		// Another actor's run does not exist for this caller.
-		return contracts.StartRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}
+		return contracts.StartRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}, false
 	}
-	if !rec.Status.Terminal() {
-		s.launch(cmd.RunID)
-	}
-	return contracts.StartRunReply{RunID: cmd.RunID, Mode: rec.Mode, WorkflowType: rec.WorkflowType, Resumed: true}
+	return contracts.StartRunReply{RunID: cmd.RunID, Mode: rec.Mode, WorkflowType: rec.WorkflowType, Resumed: true}, !rec.Status.Terminal()
 }
 
 // CancelRun records the run's end as cancelled. A drive of it anywhere sees

@@ -9,37 +9,70 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/verdict"
 )
 
-// launch drives runID in the background unless this process already does.
-func (s *Service) launch(runID string) {
+// take reserves runID for one start or drive in this process: false when a
+// start or a drive of it is already under way here, or the service stops.
+// Every lease claim of this process happens under a reservation, so two
+// goroutines of one process never both believe they hold a run's lease.
+// The reservation's context ends with the service or stopLocal; untake (or
+// the drive it is handed to) gives it back.
+func (s *Service) take(runID string) (context.Context, bool) {
 	s.mu.Lock()
-	if _, busy := s.drives[runID]; busy {
-		s.mu.Unlock()
-		return
+	defer s.mu.Unlock()
+	if _, busy := s.drives[runID]; busy || s.stopped {
+		return nil, false
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.drives[runID] = cancel
-	s.mu.Unlock()
 	s.wg.Add(1)
+	return ctx, true
+}
+
+// untake gives back a reservation no drive was started for.
+func (s *Service) untake(runID string) {
+	s.mu.Lock()
+	cancel := s.drives[runID]
+	delete(s.drives, runID)
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	s.wg.Done()
+}
+
+// local reports whether a start or a drive of runID is under way here.
+func (s *Service) local(runID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.drives[runID]
+	return ok
+}
+
+// launch drives runID in the background unless this process already does.
+func (s *Service) launch(runID string) {
+	if ctx, ok := s.take(runID); ok {
+		s.goDrive(ctx, runID, nil)
+	}
+}
+
+// goDrive drives runID under the reservation ctx; lease is the claim a
+// start already took for it, or nil for the drive to claim.
+func (s *Service) goDrive(ctx context.Context, runID string, lease *held) {
 	go func() {
-		defer s.wg.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.drives, runID)
-			s.mu.Unlock()
-			cancel()
-		}()
-		if err := s.drive(ctx, runID); err != nil && !errors.Is(err, context.Canceled) {
+		defer s.untake(runID)
+		if err := s.drive(ctx, runID, lease); err != nil && !errors.Is(err, context.Canceled) {
 			s.log.Warn("drive ended", "run", runID, "err", err)
 		}
 	}()
 }
 
-// sweepLoop resumes runs whose drive died: their lease lapsed.
+// sweepLoop resumes runs whose drive died: their lease lapsed, or they hold
+// none at all.
 func (s *Service) sweepLoop() {
 	defer s.wg.Done()
 	t := time.NewTicker(s.cfg.SweepInterval)
@@ -54,10 +87,14 @@ func (s *Service) sweepLoop() {
 	}
 }
 
+// sweep launches every run that no drive holds: a lease lapsed or handed
+// off, a lease of this process with no drive here, and a run that has not
+// ended and holds no lease key at all (whatever removed it).
 func (s *Service) sweep() {
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	ids, err := s.leases.expired(ctx)
+	keys := map[string]bool{}
+	ids, err := s.leases.expired(ctx, s.local, keys)
 	if err != nil {
 		if s.ctx.Err() == nil {
 			s.log.Warn("lease sweep", "err", err)
@@ -68,48 +105,120 @@ func (s *Service) sweep() {
 		s.log.Info("resuming run whose drive lapsed", "run", id)
 		s.launch(id)
 	}
+	orphans, err := s.unleased(ctx, keys)
+	if err != nil {
+		if s.ctx.Err() == nil {
+			s.log.Warn("ledger sweep", "err", err)
+		}
+		return
+	}
+	for _, id := range orphans {
+		s.log.Warn("resuming run that had not ended and held no lease", "run", id)
+		s.launch(id)
+	}
+}
+
+// unleased lists the runs whose ledger has not ended and that hold no lease
+// key (keys, as the lease sweep just listed them) and no drive here, seen
+// so on two sweeps in a row with nothing appended between: a run is
+// written after its lease is claimed and its lease dropped after it ended,
+// so one sweep may see a start or an end half done, never two. A run seen
+// ended is remembered and never read again.
+func (s *Service) unleased(ctx context.Context, keys map[string]bool) ([]string, error) {
+	runs, err := s.ledger.Runs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	var out []string
+	for id, n := range runs {
+		if keys[id] || s.seen[id] < 0 || s.local(id) {
+			continue
+		}
+		if s.seen[id] != int64(n) {
+			ended, err := s.ledger.Ended(ctx, id)
+			switch {
+			case err != nil:
+			case ended:
+				s.seen[id] = -1
+			default:
+				s.seen[id] = int64(n) // look again next sweep
+			}
+			continue
+		}
+		// Unleased at this length a sweep ago too: nobody drives it.
+		if _, err := s.leases.kv.Get(ctx, id); errors.Is(err, jetstream.ErrKeyNotFound) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // drive is the run loop. It is both start and resume: it reads and folds the
-// ledger first and continues from there.
-func (s *Service) drive(ctx context.Context, runID string) error {
-	rev, err := s.leases.claim(ctx, runID)
-	if errors.Is(err, errLeaseHeld) {
-		return nil
-	}
-	if err != nil {
-		if ledger.IsStorageFull(err) {
-			s.storeFailed(runID, err)
+// ledger first and continues from there. lease is the claim a start took
+// (nil: the drive claims the run itself).
+func (s *Service) drive(ctx context.Context, runID string, lease *held) error {
+	if lease == nil {
+		rev, err := s.leases.claim(ctx, runID)
+		if errors.Is(err, errLeaseHeld) {
+			return nil
 		}
-		return fmt.Errorf("claim lease: %w", err)
+		if err != nil {
+			if ledger.IsStorageFull(err) {
+				s.storeFailed(runID, err)
+			}
+			return fmt.Errorf("claim lease: %w", err)
+		}
+		lease = &held{runID: runID, rev: rev}
 	}
-	lease := &held{runID: runID, rev: rev}
 	leaseCtx, loseLease := context.WithCancel(ctx)
 	renewing := make(chan struct{})
+	lost := make(chan struct{})
 	go func() {
 		defer close(renewing)
-		s.keepLease(leaseCtx, loseLease, lease)
+		s.keepLease(leaseCtx, func() { close(lost); loseLease() }, lease)
 	}()
-	// release stops the renewals first, then drops the lease at the revision
-	// the last renewal left.
-	release := func() {
-		loseLease()
-		<-renewing
-		s.leases.release(context.WithoutCancel(ctx), runID, lease.revision())
-	}
+	var actor contracts.Actor
+	// At the end the renewals stop first; then a run that ended drops its
+	// lease at the revision the last renewal left, and one that has not
+	// ended hands it off, so the next sweep anywhere resumes it at once.
 	defer func() {
 		loseLease()
 		<-renewing
+		select {
+		case <-lost:
+			return // someone else's now
+		default:
+		}
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		ended, err := s.ledger.Ended(bg, runID)
+		switch {
+		case err == nil && ended, errIsNotFound(err):
+			s.leases.release(bg, runID, lease.revision())
+		default:
+			if herr := s.leases.handOff(bg, runID, lease.revision()); herr != nil {
+				s.log.Warn("lease hand-off", "run", runID, "err", herr)
+				return // it lapses at its TTL instead
+			}
+			if s.ctx.Err() != nil && actor.ID != "" {
+				s.handedOff(runID, actor)
+			}
+		}
 	}()
 
 	entries, err := s.ledger.Read(leaseCtx, runID)
+	if errIsNotFound(err) {
+		return nil // a start whose header never landed: nothing to drive
+	}
 	if err != nil {
 		return err
 	}
 	d := &drive{s: s, runID: runID, entries: entries}
 	rec := ledger.Fold(runID, entries)
+	actor = rec.Actor
 	if rec.Status.Terminal() {
-		release()
 		return nil
 	}
 	d.w = s.ledger.Writer(runID, rec.LastSeq, s.cfg.Now)
@@ -117,37 +226,43 @@ func (s *Service) drive(ctx context.Context, runID string) error {
 	if err == nil || ledger.IsConflict(err) {
 		// Finished, or another writer (a cancellation, another driver) moved
 		// the ledger on: either way this drive is over.
-		release()
 		return nil
 	}
 	return err
 }
 
-// keepLease renews the lease every third of its TTL until ctx ends. A
-// renewal refused for lack of storage is not a lost lease: nobody else can
-// claim it while the store is full either, so it is tried again next time.
-func (s *Service) keepLease(ctx context.Context, lose context.CancelFunc, lease *held) {
+// keepLease renews the lease every third of its TTL until ctx ends. Only a
+// renewal refused because the lease changed hands loses it; one that fails
+// otherwise (a timeout, a JetStream leader election, a store refusing
+// writes for lack of storage) is tried again at the next tick, until the
+// lease's own expiry passes with no renewal landed.
+func (s *Service) keepLease(ctx context.Context, lose func(), lease *held) {
 	t := time.NewTicker(s.cfg.LeaseTTL / 3)
 	defer t.Stop()
+	renewed := s.cfg.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			next, err := s.leases.renew(ctx, lease.runID, lease.revision())
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				if ledger.IsStorageFull(err) {
-					s.storeFailed(lease.runID, err)
-					continue
-				}
+			if err == nil {
+				lease.set(next)
+				renewed = s.cfg.Now()
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if ledger.IsStorageFull(err) {
+				s.storeFailed(lease.runID, err)
+			}
+			if errors.Is(err, errLeaseLost) || s.cfg.Now().Sub(renewed) >= s.cfg.LeaseTTL {
 				s.log.Warn("lease lost", "run", lease.runID, "err", err)
 				lose()
 				return
 			}
-			lease.set(next)
+			s.log.Info("lease renewal failed; trying again", "run", lease.runID, "err", err)
 		}
 	}
 }

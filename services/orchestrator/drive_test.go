@@ -29,19 +29,27 @@ type scriptedModel struct {
 	script func(n int, req contracts.ModelTurnRequest) contracts.ModelTurnReply
 	// during, when set, runs inside every turn before it answers.
 	during func(n int)
+	// wait, when set, runs inside every turn with the turn's context; an
+	// error it returns is the turn's (a real call ends with its context).
+	wait func(ctx context.Context, n int) error
 }
 
 func (m *scriptedModel) Probe(context.Context) (contracts.ModelProbeReply, error) {
 	return contracts.ModelProbeReply{Provider: "test", Model: "scripted"}, nil
 }
 
-func (m *scriptedModel) Turn(_ context.Context, req contracts.ModelTurnRequest) (contracts.ModelTurnReply, error) {
+func (m *scriptedModel) Turn(ctx context.Context, req contracts.ModelTurnRequest) (contracts.ModelTurnReply, error) {
 	m.mu.Lock()
 	n := m.calls
 	m.calls++
 	m.mu.Unlock()
 	if m.during != nil {
 		m.during(n)
+	}
+	if m.wait != nil {
+		if err := m.wait(ctx, n); err != nil {
+			return contracts.ModelTurnReply{}, err
+		}
 	}
 	reply := contracts.ModelTurnReply{Provider: "test", Model: "scripted", Text: "nothing more to read"}
 	if m.script != nil {
@@ -214,7 +222,7 @@ func (h *harness) drive(t *testing.T, runID string, tune func(*contracts.Budget)
 	if _, err := h.s.ledger.Writer(runID, 0, nil).Append(ctx, contracts.KindRunStarted, header); err != nil {
 		t.Fatal(err)
 	}
-	derr := h.s.drive(ctx, runID)
+	derr := h.s.driveHere(runID)
 	entries, err := h.s.ledger.Read(ctx, runID)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -62,12 +63,47 @@ func (l *leases) claim(ctx context.Context, runID string) (uint64, error) {
 	return rev, err
 }
 
-// renew extends a held lease; an error means it was lost.
+// renew extends a held lease. errLeaseLost means someone else wrote it
+// meanwhile; any other error (a timeout, a JetStream leader election) says
+// nothing about who holds it, and the renewal is tried again.
 func (l *leases) renew(ctx context.Context, runID string, rev uint64) (uint64, error) {
-	return l.kv.Update(ctx, runID, l.value(), rev)
+	next, err := l.kv.Update(ctx, runID, l.value(), rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, fmt.Errorf("%w: %w", errLeaseLost, err)
+	}
+	return next, err
 }
 
-// release drops a held lease. rev must be the lease's current revision
+// errLeaseLost is a renewal refused because the lease is no longer the one
+// this drive wrote: another claimant took it, or it was removed.
+var errLeaseLost = errors.New("orchestrator: the lease was taken or removed")
+
+// handOff marks a held lease lapsed without removing it, for a drive that
+// stops before its run ended (the process drains, or the drive failed): the
+// next sweep anywhere claims it at once instead of waiting out its TTL, and
+// the key stays, so no sweep can miss the run. As release, it follows a
+// renewal whose revision never came back; anyone else's lease is left alone.
+func (l *leases) handOff(ctx context.Context, runID string, rev uint64) error {
+	lapsed, _ := json.Marshal(leaseValue{Owner: l.owner})
+	_, err := l.kv.Update(ctx, runID, lapsed, rev)
+	if err == nil {
+		return nil
+	}
+	e, gerr := l.kv.Get(ctx, runID)
+	if gerr != nil || e.Revision() <= rev {
+		return err
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) != nil || v.Owner != l.owner {
+		return err
+	}
+	_, err = l.kv.Update(ctx, runID, lapsed, e.Revision())
+	return err
+}
+
+// release drops a held lease; only a drive whose run has ended releases
+// one (a run that has not ended keeps its key, lapsed at worst, so that the
+// sweep finds it). rev must be the lease's current revision
 // (the last renewal's, not the claim's): a delete at a stale revision is
 // refused and would leave the lease to lapse and the run to be "resumed".
 func (l *leases) release(ctx context.Context, runID string, rev uint64) {
@@ -128,8 +164,11 @@ func (h *held) set(rev uint64) {
 	h.mu.Unlock()
 }
 
-// expired lists runs whose lease lapsed: their drive died.
-func (l *leases) expired(ctx context.Context) ([]string, error) {
+// expired lists runs whose lease lapsed (their drive died or handed the
+// run off) or is this process's own while local(run) says no drive of it
+// runs here (a drive that ended without handing it off), and every run
+// that holds a lease key at all in keys.
+func (l *leases) expired(ctx context.Context, local func(string) bool, keys map[string]bool) ([]string, error) {
 	lister, err := l.kv.ListKeys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, nil
@@ -142,12 +181,16 @@ func (l *leases) expired(ctx context.Context) ([]string, error) {
 		if !contracts.ValidRunID(key) {
 			continue // a health probe's key, not a drive claim
 		}
+		keys[key] = true
 		e, err := l.kv.Get(ctx, key)
 		if err != nil {
 			continue
 		}
 		var v leaseValue
-		if json.Unmarshal(e.Value(), &v) != nil || l.now().After(v.Expires) {
+		switch {
+		case json.Unmarshal(e.Value(), &v) != nil, l.now().After(v.Expires):
+			out = append(out, key)
+		case v.Owner == l.owner && !local(key):
 			out = append(out, key)
 		}
 	}

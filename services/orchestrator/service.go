@@ -73,6 +73,10 @@ type Config struct {
 	// same connection, database identity and readable patterns.
 	CapturesHeld  int
 	CaptureMaxAge time.Duration
+	// StartWait is how long Start waits for the ledger stream and the
+	// buckets to be visible (default 30 s): in a cluster, one another
+	// process just created may not be seen from this node at once.
+	StartWait time.Duration
 }
 
 // Service is a running orchestrator.
@@ -89,9 +93,20 @@ type Service struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// drives holds a cancel for every run a start or a drive of this process
+	// has reserved (take).
 	drives  map[string]context.CancelFunc
 	stopped bool
+	// handed are the runs whose drives handed their leases off because the
+	// service stopped, with their actors: Stop asks the other orchestrators
+	// to resume them at once.
+	handed []handedRun
+
+	// seen is what the ledger sweep learned of runs without a lease key: -1
+	// for a run that ended, else the ledger length it was seen running at.
+	seenMu sync.Mutex
+	seen   map[string]int64
 
 	// commands bounds the run commands handled at once.
 	commands chan struct{}
@@ -148,7 +163,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.CaptureMaxAge = 10 * time.Minute
 	}
 	return &Service{cfg: cfg, log: cfg.Logger.With("service", "orchestrator", "name", cfg.Name),
-		drives: map[string]context.CancelFunc{}, commands: make(chan struct{}, cfg.StartConcurrency),
+		drives: map[string]context.CancelFunc{}, seen: map[string]int64{}, commands: make(chan struct{}, cfg.StartConcurrency),
 		captures: &captures{max: cfg.CapturesHeld, maxAge: cfg.CaptureMaxAge}}, nil
 }
 
@@ -167,20 +182,44 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	if s.execs == nil {
 		s.execs = natsExecutors{s}
 	}
-	if s.ledger, err = ledger.Open(ctx, js, ledger.WithWriter(s.cfg.Name)); err != nil {
+	// In a cluster a stream or bucket another process just created may not
+	// be visible from this node yet: each is waited for, with backoff.
+	if err := awaitResource(ctx, s.cfg.StartWait, func(ctx context.Context) (err error) {
+		s.ledger, err = ledger.Open(ctx, js, ledger.WithWriter(s.cfg.Name))
+		return err
+	}); err != nil {
 		return fmt.Errorf("orchestrator: %w", err)
 	}
 	s.openArtifacts(ctx, func(ctx context.Context) (*artifacts.Store, error) { return artifacts.New(ctx, js) })
-	if s.conns, err = js.KeyValue(ctx, contracts.ConnectionsBucket); err != nil {
+	if err := awaitResource(ctx, s.cfg.StartWait, func(ctx context.Context) (err error) {
+		s.conns, err = js.KeyValue(ctx, contracts.ConnectionsBucket)
+		return err
+	}); err != nil {
 		return fmt.Errorf("orchestrator: bucket %s: %w", contracts.ConnectionsBucket, err)
 	}
-	kv, err := js.KeyValue(ctx, contracts.LeasesBucket)
-	if err != nil {
+	var kv jetstream.KeyValue
+	if err := awaitResource(ctx, s.cfg.StartWait, func(ctx context.Context) (err error) {
+		kv, err = js.KeyValue(ctx, contracts.LeasesBucket)
+		return err
+	}); err != nil {
 		return fmt.Errorf("orchestrator: bucket %s: %w", contracts.LeasesBucket, err)
 	}
 	s.leases = &leases{kv: kv, owner: s.cfg.Name, ttl: s.cfg.LeaseTTL, now: s.cfg.Now}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
+	if err := s.serve(nc); err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go s.sweepLoop()
+	s.log.Info("orchestrator started")
+	return nil
+}
+
+// serve registers the run commands in the orchestrator queue group and
+// makes sure the server knows the subscriptions before anyone is told we
+// are up.
+func (s *Service) serve(nc *nats.Conn) error {
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        "orchestrator",
 		Version:     "0.1.0",
@@ -204,14 +243,13 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	if err := nc.FlushTimeout(10 * time.Second); err != nil {
 		return fmt.Errorf("orchestrator: flush subscriptions: %w", err)
 	}
-	s.wg.Add(1)
-	go s.sweepLoop()
-	s.log.Info("orchestrator started")
 	return nil
 }
 
-// Stop stops serving, abandons running drives (their leases expire and another
-// orchestrator resumes them), and waits for the drive goroutines to return.
+// Stop stops serving and stops the running drives, each handing its lease
+// off (marked lapsed, not removed), waits for the drive goroutines to
+// return, and then asks the orchestrators still serving to resume those
+// runs at once: a graceful stop leaves no run to wait out its lease.
 func (s *Service) Stop() {
 	if s.svc != nil {
 		_ = s.svc.Stop()
@@ -223,6 +261,76 @@ func (s *Service) Stop() {
 		s.cancel()
 	}
 	s.wg.Wait()
+	s.askResume()
+}
+
+// handedRun is a run whose lease a stopping drive handed off.
+type handedRun struct {
+	runID string
+	actor contracts.Actor
+}
+
+// handedOff notes a run handed off because the service stops.
+func (s *Service) handedOff(runID string, actor contracts.Actor) {
+	s.mu.Lock()
+	s.handed = append(s.handed, handedRun{runID: runID, actor: actor})
+	s.mu.Unlock()
+}
+
+// askResume sends a start (which resumes a run that exists) of every
+// handed-off run to the orchestrator queue group, which this process no
+// longer serves: another orchestrator claims the lapsed lease and drives
+// the run now rather than at its next sweep. Best effort: without an
+// answer, the sweep finds the lapsed lease anyway.
+func (s *Service) askResume() {
+	s.mu.Lock()
+	runs := s.handed
+	s.handed = nil
+	s.mu.Unlock()
+	if len(runs) == 0 || s.nc == nil || s.nc.IsClosed() {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, _ := json.Marshal(contracts.StartRun{RunID: r.runID, Actor: r.actor})
+			if _, err := s.nc.Request(contracts.SubjectRunStart, b, 2*time.Second); err != nil {
+				s.log.Info("handed-off run left to the sweep", "run", r.runID, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// awaitResource calls open until it succeeds, waiting with backoff while it
+// fails for a stream or bucket that is not there (yet) or a JetStream that
+// does not answer, for at most wait (default 30 s).
+func awaitResource(ctx context.Context, wait time.Duration, open func(context.Context) error) error {
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for n := 0; ; n++ {
+		err := open(ctx)
+		if err == nil || !transientOpen(err) {
+			return err
+		}
+		if serr := sleep(ctx, backoff(n, 50*time.Millisecond, 2*time.Second)); serr != nil {
+			return err
+		}
+	}
+}
+
+// transientOpen reports an error opening a stream or bucket that waiting
+// may cure: it does not exist yet, or JetStream did not answer.
+func transientOpen(err error) bool {
+	return errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }
 
 // goCommand answers one run command on a goroutine of its own, at most

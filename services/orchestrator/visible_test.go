@@ -333,7 +333,7 @@ func visibleRun(t *testing.T, c chinookCase, mode contracts.Mode, tune func(*con
 	if _, err := h.s.ledger.Writer(runID, 0, nil).Append(ctx, contracts.KindRunStarted, header); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.s.drive(ctx, runID); err != nil {
+	if err := h.s.driveHere(runID); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := h.s.ledger.Read(ctx, runID)

@@ -44,7 +44,7 @@ func (h *harness) driveWorkflow(t *testing.T, runID string, w contracts.Workflow
 	if _, err := h.s.ledger.Writer(runID, 0, nil).Append(ctx, contracts.KindRunStarted, header); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.s.drive(ctx, runID); err != nil {
+	if err := h.s.driveHere(runID); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := h.s.ledger.Read(ctx, runID)
