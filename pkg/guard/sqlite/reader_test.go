@@ -187,6 +187,7 @@ var hostile = []struct{ sql, code string }{
 	{"select replace(hex(zeroblob(500000)), hex(zeroblob(250000)) || '1', 'x')", contracts.RefuseTooComplex},
 	{"select instr(name, replace(hex(zeroblob(1000)), '0', 'ab')) from customers", contracts.RefuseTooComplex},
 	{"select (select group_concat(name, '') from customers) like '%a%b%'", contracts.RefuseTooComplex},
+	{"with w(s) as (select hex(zeroblob(400000))) select (select s from w) like '%0%1'", contracts.RefuseTooComplex},
 	{"select group_concat(name) like '%' || 'x' || '%' from customers", contracts.RefuseTooComplex},
 	{"select case when 1 then hex(zeroblob(400000)) else 'a' end like '%1'", contracts.RefuseTooComplex},
 	{"select name from customers where name like case when 1 then hex(zeroblob(20000)) else 'a' end", contracts.RefuseTooComplex},
