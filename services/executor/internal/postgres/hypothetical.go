@@ -42,7 +42,7 @@ const unavailableFix = "compare plans of rewrites instead, or recommend the inde
 // connection whose reset fails is closed rather than pooled.
 func (e *Engine) PlanHypothetical(ctx context.Context, req engine.Request) (engine.Result, contracts.PlanSummary, error) {
 	sum := contracts.PlanSummary{Engine: contracts.EnginePostgres, Access: []contracts.RelationAccess{}}
-	ix, ref := pgguard.Reader{}.ReadIndex(req.HypotheticalIndex)
+	ix, ref := e.reader.ReadIndex(req.HypotheticalIndex)
 	if ref == nil {
 		// The index's table need only be readable: the large-table bound is
 		// the planned statement's, which is guarded whole below.
@@ -61,9 +61,9 @@ func (e *Engine) PlanHypothetical(ctx context.Context, req engine.Request) (engi
 	sum.HypotheticalIndex = ix.Text
 	var name string // hypopg's name for the index: <oid>btree_table_column
 	prepare := func(ctx context.Context, conn *pgx.Conn) (func(context.Context, *pgconn.PgConn) error, error) {
-		return createHypothetical(ctx, conn, ix, &name)
+		return e.createHypothetical(ctx, conn, ix, &name)
 	}
-	res, err := e.runPrepared(ctx, explainPrefix+st.Text, req.Params, req, &uses, prepare)
+	res, err := e.runPrepared(ctx, explainPrefix+st.Text, req.Params, req, statementObjects(st, &uses), prepare)
 	res.Fingerprint = st.Fingerprint()
 	if err != nil {
 		return res, sum, err
@@ -96,7 +96,7 @@ func joinNote(a, b string) string {
 // createHypothetical checks hypopg is there and usable, checks the index
 // predicate's uses as a read's, and creates the hypothetical index; its
 // undo resets hypopg on the session.
-func createHypothetical(ctx context.Context, conn *pgx.Conn, ix *pgguard.Index, name *string) (func(context.Context, *pgconn.PgConn) error, error) {
+func (e *Engine) createHypothetical(ctx context.Context, conn *pgx.Conn, ix *pgguard.Index, name *string) (func(context.Context, *pgconn.PgConn) error, error) {
 	var schema string
 	var executable bool
 	err := conn.QueryRow(ctx, hypopgSQL, pgx.QueryExecModeDescribeExec).Scan(&schema, &executable)
@@ -112,7 +112,7 @@ func createHypothetical(ctx context.Context, conn *pgx.Conn, ix *pgguard.Index, 
 			Reason: "hypopg is installed in this database, but the connection's role may not execute hypopg_create_index and hypopg_reset",
 			Fix:    unavailableFix}
 	}
-	if err := checkUses(ctx, conn, &ix.Uses); err != nil {
+	if err := e.checkUses(ctx, conn, &ix.Uses); err != nil {
 		return nil, err
 	}
 	ns := pgx.Identifier{schema}.Sanitize()

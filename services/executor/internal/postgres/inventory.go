@@ -129,7 +129,7 @@ var kinds = map[string]contracts.RelationKind{
 // Guard returns the reader that parses PostgreSQL's dialect and the
 // connection's policy, the two Read applies to every statement.
 func (e *Engine) Guard(context.Context) (guard.Reader, guard.Policy, error) {
-	return pgguard.Reader{}, e.policy, nil
+	return e.reader, e.policy, nil
 }
 
 // readable reports whether the connection's readable patterns admit the

@@ -78,6 +78,7 @@ REVOKE ALL ON DATABASE CURRENT_DATABASE_PLACEHOLDER FROM PUBLIC;
 GRANT CONNECT ON DATABASE CURRENT_DATABASE_PLACEHOLDER TO sonde_agent;
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC;
+ALTER DEFAULT PRIVILEGES REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 ALTER ROLE sonde_agent SET default_transaction_read_only = on;
 ALTER ROLE sonde_agent SET statement_timeout = '30s';
 ALTER ROLE sonde_agent CONNECTION LIMIT 16;
@@ -267,14 +268,23 @@ func TestHostileCorpusLeavesDatabaseUnchanged(t *testing.T) {
 	e := s.engine(t)
 	ctx := context.Background()
 	before := s.state(t)
+	known := map[string]bool{}
+	for _, c := range postgrestest.Hostile {
+		known[c.Name] = true
+	}
+	for name := range uninterruptible {
+		if !known[name] {
+			t.Errorf("uninterruptible names %q, which the hostile corpus no longer holds", name)
+		}
+	}
 	for _, c := range postgrestest.Hostile {
 		_, err := e.Read(ctx, req(c.SQL, contracts.ProfileAgentReadOnly))
 		var ref *contracts.Refusal
 		if !errors.As(err, &ref) || ref.Code != c.Code {
 			t.Errorf("%s: Read gave %v, want refusal %s", c.Name, err, c.Code)
 		}
-		if strings.IndexByte(c.SQL, 0) >= 0 {
-			continue // not sendable as a query string at all
+		if strings.IndexByte(c.SQL, 0) >= 0 || uninterruptible[c.Name] {
+			continue // not sendable as a query string at all, or never ends
 		}
 		r := req("", contracts.ProfileAgentReadOnly)
 		r.Timeout = 2 * time.Second
@@ -283,6 +293,20 @@ func TestHostileCorpusLeavesDatabaseUnchanged(t *testing.T) {
 	if after := s.state(t); after != before {
 		t.Fatalf("the database changed:\n before %s\n after  %s", before, after)
 	}
+}
+
+// uninterruptible are the hostile shapes that, sent below the guard, would
+// run for minutes in code PostgreSQL cannot interrupt (no cancel, no
+// timeout, no termination reaches it): they are about time, not writes,
+// and are not sent below the guard here — a backend busy in one blocks
+// even DROP DATABASE (its ProcSignalBarrier) until it ends.
+var uninterruptible = map[string]bool{
+	"LIKE on built values": true, "ILIKE on an aggregate": true, "NOT LIKE on lpad": true,
+	"LIKE ANY of built patterns": true, "strpos on built values": true, "POSITION on built values": true,
+	"replace on built values": true, "split_part on built values": true, "string_to_array on built values": true,
+	"translate on built values": true, "array overlap of aggregates": true, "array containment of a series": true,
+	"LIKE on a CTE's built column": true, "strpos on a subquery's aggregate column": true,
+	"LIKE on a recursively doubled value": true,
 }
 
 func TestTimeoutAndCancelClassified(t *testing.T) {

@@ -24,7 +24,7 @@ const explainPrefix = "EXPLAIN (FORMAT JSON) "
 // refuses a statement that already failed in the run: what Read and Plan
 // both do before anything is sent.
 func (e *Engine) guarded(req engine.Request) (*guard.Statement, pgguard.Uses, *contracts.Refusal) {
-	st, uses, ref := pgguard.Reader{}.ReadUses(req.SQL)
+	st, uses, ref := e.reader.ReadUses(req.SQL)
 	if ref == nil {
 		ref = guard.Apply(st, e.policy)
 	}
@@ -49,7 +49,7 @@ func (e *Engine) Plan(ctx context.Context, req engine.Request) (engine.Result, c
 	if ref != nil {
 		return engine.Result{}, sum, ref
 	}
-	res, err := e.runChecked(ctx, explainPrefix+st.Text, req.Params, req, &uses)
+	res, err := e.runChecked(ctx, explainPrefix+st.Text, req.Params, req, statementObjects(st, &uses))
 	res.Fingerprint = st.Fingerprint()
 	if err != nil {
 		return res, sum, err

@@ -100,3 +100,59 @@ func (e *Engine) WriteCapable(ctx context.Context) ([]string, error) {
 	}
 	return reasons, nil
 }
+
+// blockersSQL lists what refuses every read of this connection (or every
+// read of a kind) whatever the statement, one reason a row: user-defined
+// implicit casts (any coercion may call them: checkSQL's implicit cast),
+// user-defined btree and hash operator classes and families (any sort,
+// group, comparison or cast may run them), and pinned settings ($1, $2) the
+// session does not show.
+var blockersSQL = `SELECT 'this database has a user-defined implicit cast from '
+       || pg_catalog.format_type(c.castsource, NULL) || ' to ' || pg_catalog.format_type(c.casttarget, NULL)
+       || ': PostgreSQL may call its function wherever it converts a value, so every read is refused until it is dropped or recreated AS EXPLICIT'
+  FROM pg_catalog.pg_cast c
+ WHERE c.castcontext = 'i' AND ` + userDefined(procClass, "c.castfunc") + `
+UNION ALL
+SELECT 'this database has a user-defined ' || pg_catalog.pg_describe_object('pg_catalog.pg_opfamily'::pg_catalog.regclass, f.oid, 0)
+       || ': every read that sorts, groups, compares or casts is refused while it exists'
+  FROM pg_catalog.pg_opfamily f JOIN pg_catalog.pg_am a ON a.oid = f.opfmethod AND a.amname IN ('btree', 'hash')
+ WHERE ` + userDefined(`'pg_catalog.pg_opfamily'::pg_catalog.regclass`, "f.oid") + `
+UNION ALL
+SELECT 'the database session shows ' || s.name || ' = ' || coalesce(pg_catalog.current_setting(s.name, true), '')
+       || ' though the executor set it to ' || s.want || ' (a connection pooler that drops startup parameters?): every read is refused'
+  FROM unnest($1::text[], $2::text[]) AS s(name, want)
+ WHERE pg_catalog.current_setting(s.name, true) IS DISTINCT FROM s.want`
+
+// ReadBlockers returns what refuses every read on this connection, or
+// every read of a common kind, whatever the statement says — a user-defined
+// implicit cast, a user-defined btree or hash operator class or family, a
+// pinned setting the server does not show — so that the connection can
+// warn before any read is refused; nil when nothing does. Like
+// WriteCapable, the executor asks once the connection is open.
+func (e *Engine) ReadBlockers(ctx context.Context) ([]string, error) {
+	names, values := []string{}, []string{}
+	for _, p := range pinned {
+		names, values = append(names, p.Name), append(values, p.Value)
+	}
+	var reasons []string
+	err := func() error {
+		c, err := e.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Release()
+		rows, err := c.Conn().Query(ctx, blockersSQL, pgx.QueryExecModeExec, names, values)
+		if err != nil {
+			return err
+		}
+		reasons, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: what blocks every read: %w", classified(ctx, err))
+	}
+	if len(reasons) == 0 {
+		return nil, nil
+	}
+	return reasons, nil
+}

@@ -12,13 +12,13 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/sondehq/sonde/contracts"
-	pgguard "github.com/sondehq/sonde/pkg/guard/postgres"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
 
-// grace is how much longer than the statement timeout the client waits, so
-// the server's own timeout (57014) fires first and is the one reported.
+// grace is the most the client waits past the statement timeout, so the
+// server's own timeout (57014) fires first and is the one reported; a read
+// waits stopGrace (a quarter of its timeout, up to grace).
 const grace = 2 * time.Second
 
 // run sends one statement on a connection of the engine's pool, inside a
@@ -29,11 +29,12 @@ func (e *Engine) run(ctx context.Context, sql string, params []any, req engine.R
 	return e.runChecked(ctx, sql, params, req, nil)
 }
 
-// runChecked is run that first, inside the transaction, refuses the
-// statement when uses names a user-defined function or operator, or an
-// attribute that would call a function the allowlist refuses (checkUses).
-func (e *Engine) runChecked(ctx context.Context, sql string, params []any, req engine.Request, uses *pgguard.Uses) (res engine.Result, err error) {
-	return e.runPrepared(ctx, sql, params, req, uses, nil)
+// runChecked is run that first, inside the transaction, checks what the
+// statement resolves to (checkObjects): the session's pinned settings, the
+// user-defined code its names, its relations and their views, rules,
+// policies and children would run, and the relations it would read.
+func (e *Engine) runChecked(ctx context.Context, sql string, params []any, req engine.Request, chk *objects) (res engine.Result, err error) {
+	return e.runPrepared(ctx, sql, params, req, chk, nil)
 }
 
 // prepareFunc runs inside runPrepared's transaction, after the uses check
@@ -45,13 +46,13 @@ type prepareFunc func(ctx context.Context, conn *pgx.Conn) (undo func(ctx contex
 // runPrepared is runChecked with prepare run first in the transaction:
 // session state the statement needs that no ROLLBACK or DISCARD ALL would
 // remove (a hypothetical index) is set there and removed by its undo.
-func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req engine.Request, uses *pgguard.Uses, prepare prepareFunc) (res engine.Result, err error) {
+func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req engine.Request, chk *objects, prepare prepareFunc) (res engine.Result, err error) {
 	res.SQL = sql
 	pool := e.pool
 	callerCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, req.Timeout+grace)
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout+stopGrace(req.Timeout))
 		defer cancel()
 	}
 	c, err := pool.Acquire(ctx)
@@ -72,8 +73,14 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 	}()
 
 	pc := c.Conn().PgConn()
+	if req.Timeout > 0 {
+		defer setStopDelay(pc, stopGrace(req.Timeout))()
+	}
+	if ok, why := pinnedHeld(pc); !ok {
+		return res, why
+	}
 	if err := control(ctx, pc, "BEGIN READ ONLY"); err != nil {
-		return res, classified(callerCtx, err)
+		return res, classifiedOn(callerCtx, ctx, pc, err)
 	}
 	// Always roll back; an error here leaves the connection unhealthy.
 	var undo func(context.Context, *pgconn.PgConn) error
@@ -88,20 +95,23 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 			healthy = false
 		}
 	}()
+	ms := ""
 	if req.Timeout > 0 {
-		ms := strconv.FormatInt(max(req.Timeout.Milliseconds(), 1), 10)
-		if err := pc.ExecParams(ctx, "SELECT pg_catalog.set_config('statement_timeout', $1, true)",
-			[][]byte{[]byte(ms)}, nil, nil, nil).Read().Err; err != nil {
-			return res, classified(callerCtx, err)
-		}
+		ms = strconv.FormatInt(max(req.Timeout.Milliseconds(), 1), 10)
 	}
-	if uses != nil {
-		if err := checkUses(ctx, c.Conn(), uses); err != nil {
+	if chk != nil {
+		// One round trip: the check sets the statement's timeout too.
+		if err := e.checkObjects(ctx, c.Conn(), chk, ms); err != nil {
 			var ref *contracts.Refusal
 			if errors.As(err, &ref) {
 				return res, ref
 			}
-			return res, classified(callerCtx, err)
+			return res, classifiedOn(callerCtx, ctx, pc, err)
+		}
+	} else if ms != "" {
+		if err := pc.ExecParams(ctx, "SELECT pg_catalog.set_config('statement_timeout', $1, true)",
+			[][]byte{[]byte(ms)}, nil, nil, nil).Read().Err; err != nil {
+			return res, classifiedOn(callerCtx, ctx, pc, err)
 		}
 	}
 	if prepare != nil {
@@ -112,7 +122,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 			if errors.As(err, &ref) {
 				return res, ref
 			}
-			return res, classified(callerCtx, err)
+			return res, classifiedOn(callerCtx, ctx, pc, err)
 		}
 	}
 	// No message of this result may be larger than what the result may hold
@@ -122,6 +132,7 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 
 	start := time.Now()
 	res.Statements = 1
+	pid := pc.PID()
 	set, err := query(ctx, c.Conn(), sql, params, req.Limits)
 	res.Duration = time.Since(start)
 	res.Rows = set
@@ -131,7 +142,14 @@ func (e *Engine) runPrepared(ctx context.Context, sql string, params []any, req 
 		if errors.As(err, &tooLarge) {
 			return res, err
 		}
-		return res, classified(callerCtx, err)
+		var pgErr *pgconn.PgError
+		if ctx.Err() != nil && pc.IsClosed() && !errors.As(err, &pgErr) {
+			// The deadline (or the caller) ended the statement, the server
+			// did not answer the cancel request, and the socket was
+			// closed: the server process may still be running it.
+			return res, notStopped(errors.Is(callerCtx.Err(), context.Canceled), req.Timeout, e.terminate(pid))
+		}
+		return res, classifiedOn(callerCtx, ctx, pc, err)
 	}
 	return res, nil
 }
