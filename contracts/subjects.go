@@ -91,17 +91,6 @@ func ExecSubjects(engine Engine) string { return "sonde.exec." + string(engine) 
 func ExecCancelSubject(engine Engine) string { return "sonde.exec." + string(engine) + ".cancel" }
 
 // ValidRunID reports whether id can name a run: it becomes a subject token,
-// so it must be non-empty and hold only letters, digits, '-' and '_'.
-func ValidRunID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// so it must pass CheckID (non-empty, at most MaxIDLength bytes of letters,
+// digits, '-' and '_').
+func ValidRunID(id string) bool { return CheckID(IDRun, id) == nil }

@@ -200,9 +200,27 @@ func (l *serverLog) Fatalf(format string, v ...any) {
 	}
 }
 
-// Connect opens an in-process client connection to the embedded server.
+// ReconnectOptions are the options every connection Sonde opens starts
+// with: reconnect for as long as the process lives (the client's default
+// gives up after about two minutes and closes the connection for good),
+// a short wait between attempts, and a reconnect buffer for what is
+// published meanwhile. A connection closed anyway (a protocol error the
+// client does not survive, such as a line over the server's
+// max_control_line, which input checked by contracts.CheckID can no longer
+// cause) stays closed: the gateway's /healthz then answers 503.
+func ReconnectOptions() []nats.Option {
+	return []nats.Option{
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.ReconnectJitter(250*time.Millisecond, time.Second),
+		nats.ReconnectBufSize(8 << 20),
+	}
+}
+
+// Connect opens an in-process client connection to the embedded server,
+// with ReconnectOptions (opts may override them).
 func (e *Embedded) Connect(name string, opts ...nats.Option) (*nats.Conn, error) {
-	opts = append([]nats.Option{nats.InProcessServer(e.srv), nats.Name(name)}, opts...)
+	opts = append(append([]nats.Option{nats.InProcessServer(e.srv), nats.Name(name)}, ReconnectOptions()...), opts...)
 	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("natsx: connect in-process: %w", err)
@@ -248,11 +266,12 @@ func (e *Embedded) Shutdown(ctx context.Context) {
 	}
 }
 
-// Connect dials an external NATS server by URL. Credentials come as options
-// (nats.UserInfo, nats.UserCredentials). An error names the server without
-// any password in its URL, and the user, never the password.
+// Connect dials an external NATS server by URL, with ReconnectOptions (opts
+// may override them). Credentials come as options (nats.UserInfo,
+// nats.UserCredentials). An error names the server without any password in
+// its URL, and the user, never the password.
 func Connect(url, name string, opts ...nats.Option) (*nats.Conn, error) {
-	opts = append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1)}, opts...)
+	opts = append(append([]nats.Option{nats.Name(name)}, ReconnectOptions()...), opts...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		who := ""

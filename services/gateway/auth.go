@@ -26,18 +26,39 @@ func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// actorOf is the caller's actor. Only "Authorization: Bearer <token>"
+// authenticates: a token under any other scheme (Basic, none) is refused,
+// and so is a malformed Authorization header on a token-less local server,
+// where a Bearer header's token goes unchecked (there is none to check).
 func (g *Gateway) actorOf(r *http.Request) (contracts.Actor, error) {
+	header, sent := r.Header["Authorization"]
+	token, bearer := parseBearer(r.Header.Get("Authorization"))
 	if len(g.cfg.Tokens) == 0 {
+		if sent && (len(header) != 1 || !bearer) {
+			return contracts.Actor{}, fail(http.StatusUnauthorized, contracts.CodeUnauthorized,
+				"the Authorization header is not \"Bearer <token>\"",
+				"this server needs no token: send no Authorization header, or one of the Bearer scheme")
+		}
 		return localActor, nil
 	}
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if ok && strings.EqualFold(scheme, "Bearer") {
-		if a, found := lookupToken(g.cfg.Tokens, strings.TrimSpace(token)); found {
+	if bearer && len(header) == 1 {
+		if a, found := lookupToken(g.cfg.Tokens, token); found {
 			return a, nil
 		}
 	}
 	return contracts.Actor{}, fail(http.StatusUnauthorized, contracts.CodeUnauthorized,
 		"a valid API token is required", "send Authorization: Bearer <token> with a token from SONDE_API_TOKENS")
+}
+
+// parseBearer reads an "Authorization: Bearer <token>" value: the scheme in
+// any case, then one token with no space or control character in it.
+func parseBearer(v string) (string, bool) {
+	scheme, token, ok := strings.Cut(v, " ")
+	token = strings.TrimLeft(token, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsFunc(token, isSpaceOrControl) {
+		return "", false
+	}
+	return token, true
 }
 
 // actor is the authenticated caller of a request under /api. Every handler

@@ -19,13 +19,15 @@ func preflight(origin string) map[string]string {
 }
 
 // TestCORSOffByDefault: with no origins configured the gateway sends no
-// Access-Control header and answers no preflight.
+// Access-Control header and answers no preflight; a request of a page
+// elsewhere is refused at the edge.
 func TestCORSOffByDefault(t *testing.T) {
 	e := newEnv(t)
-	_, status, header, _ := e.send(http.MethodGet, api.PathConnections, tokAlice, "", map[string]string{"Origin": console})
-	if status != http.StatusOK || header.Get("Access-Control-Allow-Origin") != "" || header.Get("Access-Control-Allow-Credentials") != "" {
+	_, status, header, body := e.send(http.MethodGet, api.PathConnections, tokAlice, "", map[string]string{"Origin": console})
+	if header.Get("Access-Control-Allow-Origin") != "" || header.Get("Access-Control-Allow-Credentials") != "" {
 		t.Fatalf("CORS answered while off: %d %v", status, header)
 	}
+	wantError(t, status, body, http.StatusForbidden, api.CodeOriginNotAllowed)
 	// The router answers OPTIONS itself (204 and Allow), but without the
 	// Access-Control headers a browser needs, so the cross-origin call fails.
 	_, status, header, _ = e.send(http.MethodOptions, api.PathRuns, "", "", preflight(console))
@@ -79,10 +81,11 @@ func TestCORSAllowsListedOriginsOnly(t *testing.T) {
 	if er := wantError(t, status, body, http.StatusForbidden, api.CodeCORSOriginNotAllowed); er.Fix == "" || !strings.Contains(er.Message, other) {
 		t.Fatalf("refusal: %+v", er)
 	}
-	_, status, header, _ = e.send(http.MethodGet, api.PathConnections, tokAlice, "", map[string]string{"Origin": other})
-	if status != http.StatusOK || header.Get("Access-Control-Allow-Origin") != "" || header.Get("Access-Control-Allow-Credentials") != "" {
+	_, status, header, body = e.send(http.MethodGet, api.PathConnections, tokAlice, "", map[string]string{"Origin": other})
+	if header.Get("Access-Control-Allow-Origin") != "" || header.Get("Access-Control-Allow-Credentials") != "" {
 		t.Fatalf("request from an unlisted origin got CORS headers: %d %v", status, header)
 	}
+	wantError(t, status, body, http.StatusForbidden, api.CodeOriginNotAllowed)
 	// No Origin: not a browser's cross-origin call; served as before.
 	if _, status, header, _ = e.send(http.MethodGet, api.PathHealth, "", "", nil); status != http.StatusOK || header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("without Origin: %d %v", status, header)

@@ -57,11 +57,25 @@ type Config struct {
 	// included (see ParseCORSOrigins). Empty, the default, switches CORS off:
 	// no Access-Control-* header is sent and a preflight is not answered.
 	CORSOrigins []string
+	// AllowedHosts are the host names (no port) the server answers for
+	// besides loopback names and IP literals (see ParseAllowedHosts and
+	// edge.go): needed without tokens to reach it by another name; with
+	// tokens, setting it restricts the names served, which are any
+	// otherwise.
+	AllowedHosts []string
+	// BodyReadTimeout bounds how long a request body may take to arrive;
+	// zero means DefaultBodyReadTimeout. A body still arriving then is
+	// answered 408.
+	BodyReadTimeout time.Duration
 	// StreamHeartbeat is how often a live run stream with nothing new sends a
 	// keep-alive (a blank NDJSON line, an SSE comment), so proxies do not cut
 	// it during a long model call; zero means DefaultStreamHeartbeat.
 	StreamHeartbeat time.Duration
 }
+
+// DefaultBodyReadTimeout is Config.BodyReadTimeout's default: a 1 MiB body
+// arrives well within it on any link a person would use.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // DefaultStreamHeartbeat keeps a silent run stream under common 30-60 s proxy
 // idle timeouts.
@@ -81,6 +95,8 @@ type Gateway struct {
 	spec []byte
 	// corsOrigins are Config.CORSOrigins as a set.
 	corsOrigins map[string]bool
+	// allowedHosts are Config.AllowedHosts as a set.
+	allowedHosts map[string]bool
 
 	// mcpHTTP serves /mcp, built on first use (mcp.go).
 	mcpOnce sync.Once
@@ -117,6 +133,9 @@ func New(cfg Config, nc *nats.Conn) (*Gateway, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
 	}
+	if cfg.BodyReadTimeout <= 0 {
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	if len(cfg.Tokens) == 0 && !isLoopback(cfg.Listen) {
 		return nil, &InsecureListenError{Listen: cfg.Listen}
 	}
@@ -130,6 +149,9 @@ func New(cfg Config, nc *nats.Conn) (*Gateway, error) {
 	}
 	g.drain, g.stopDrain = context.WithCancel(context.Background())
 	if g.corsOrigins, err = corsSet(cfg.CORSOrigins); err != nil {
+		return nil, err
+	}
+	if g.allowedHosts, err = hostSet(cfg.AllowedHosts); err != nil {
 		return nil, err
 	}
 	if g.spec, err = OpenAPI(); err != nil {

@@ -81,7 +81,7 @@ func TestHandoverRefusals(t *testing.T) {
 		{"investigation", "r-investigation", tokAlice, "", http.StatusConflict, api.CodeNoAnswer, "presented no answer"},
 		{"answer without a statement", "r-nosql", tokAlice, "", http.StatusConflict, api.CodeNoAnswer, "no statement"},
 		{"unknown run", "r-nobody", tokAlice, "", http.StatusNotFound, contracts.CodeRunNotFound, "r-nobody"},
-		{"invalid run id", "a.b", tokAlice, "", http.StatusNotFound, contracts.CodeRunNotFound, ""},
+		{"invalid run id", "a.b", tokAlice, "", http.StatusBadRequest, contracts.CodeInvalidID, "a.b"},
 		// A foreign run reads as a missing one, as GET /api/agent/runs/{id} has it.
 		{"another actor's run", "r-auto", tokBob, "", http.StatusNotFound, contracts.CodeRunNotFound, "r-auto"},
 		{"an admin is no owner", "r-auto", tokAdmin, "", http.StatusNotFound, contracts.CodeRunNotFound, "r-auto"},

@@ -17,8 +17,17 @@ import (
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
-// health answers 200 while the process serves HTTP.
+// health answers 200 while the process serves HTTP and its NATS connection
+// lives. A closed connection never comes back (the client gives up on a
+// protocol error, or after its reconnect attempts), and nothing works
+// without it: 503, so that a liveness probe restarts the process. A
+// connection that is only reconnecting stays live (readiness says it is
+// not ready).
 func (g *Gateway) health(c echo.Context) error {
+	if g.nc.IsClosed() {
+		return unavailable("the NATS connection is closed and will not come back",
+			"restart the process; its log says why NATS closed the connection")
+	}
 	return c.JSON(http.StatusOK, api.Health{Status: "ok"})
 }
 

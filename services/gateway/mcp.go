@@ -50,21 +50,17 @@ func (g *Gateway) newMCPHandler() http.Handler {
 		// session outlives a request, and no session can change hands.
 		Stateless: true,
 		Logger:    g.log,
-		// The SDK refuses a loopback request whose Host is not loopback,
-		// against DNS rebinding of a token-less local server. With tokens
-		// the bearer token protects the endpoint (a rebinding page does not
-		// have it) and a reverse proxy on the same host must pass.
-		DisableLocalhostProtection: len(g.cfg.Tokens) > 0,
+		// The edge (edge.go) checks Host and Origin for every route, this
+		// one included, by one rule; the SDK's own loopback Host check
+		// would be a second rule that could disagree with it.
+		DisableLocalhostProtection: true,
 	})
 }
 
 // bearerToken is the token of an "Authorization: Bearer …" header, or "".
 func bearerToken(h http.Header) string {
-	scheme, token, ok := strings.Cut(h.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimSpace(token)
+	token, _ := parseBearer(h.Get("Authorization"))
+	return token
 }
 
 // selfTransport answers a request with the gateway's own handler, in
@@ -77,6 +73,9 @@ func (t selfTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer req.Body.Close()
 	}
 	req.RemoteAddr = "127.0.0.1:0" // in process: the MCP caller was authenticated already
+	// The caller's request passed the edge's Host and Origin rules; this
+	// one, made here for it, is marked as in process so it passes too.
+	req = req.WithContext(withInProcess(req.Context()))
 	w := &bufferedResponse{header: http.Header{}}
 	t.g.handler.ServeHTTP(w, req)
 	if w.status == 0 {

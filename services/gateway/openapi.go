@@ -124,9 +124,16 @@ func buildOpenAPI(table []route) (obj, error) {
 		responses := obj{fmt.Sprint(status): ok}
 		errs := slices.Clone(r.Errors)
 		if r.Request != nil {
-			// A body that is not declared JSON is refused (decodeBody).
-			errs = append(errs, http.StatusUnsupportedMediaType)
+			// A body that is not declared JSON is refused (bodyGate), and
+			// one that arrives too slowly (edge.go).
+			errs = append(errs, http.StatusUnsupportedMediaType, http.StatusRequestTimeout)
 		}
+		if (r.Request != nil || len(r.IDs) > 0) && !slices.Contains(errs, http.StatusBadRequest) {
+			// A malformed body or identifier is refused (bodyGate, pathIDs).
+			errs = append(errs, http.StatusBadRequest)
+		}
+		// The edge refuses a Host or Origin it does not serve, on every route.
+		errs = append(errs, http.StatusForbidden)
 		if !r.Public {
 			errs = append(errs, http.StatusUnauthorized)
 		}

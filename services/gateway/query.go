@@ -30,7 +30,7 @@ func (g *Gateway) query(c echo.Context) error {
 		return err
 	}
 	var req api.QueryRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
 	switch {

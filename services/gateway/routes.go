@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"reflect"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sondehq/sonde/contracts"
@@ -66,7 +67,23 @@ type route struct {
 	// and lists it under x-sonde-undocumented with this reason (a route
 	// that is not a JSON API, such as static assets).
 	Undocumented string
+	// IDs names the kind of every path parameter that is an identifier (it
+	// becomes a subject token or a key): each is checked with
+	// contracts.CheckID before the handler runs. A path parameter that is
+	// not an identifier is listed in textParams.
+	IDs map[string]contracts.IDKind
 }
+
+// textParams are the path parameters that are not identifiers: they travel
+// in a request's payload, never in a subject or a key.
+var textParams = map[string]bool{"table": true}
+
+// The identifier path parameters of the routes.
+var (
+	runIDParam        = map[string]contracts.IDKind{"id": contracts.IDRun}
+	artifactIDParams  = map[string]contracts.IDKind{"id": contracts.IDRun, "cid": contracts.IDCorrelation}
+	connectionIDParam = map[string]contracts.IDKind{"id": contracts.IDConnection}
+)
 
 // param is a query or header parameter of a route.
 type param struct {
@@ -82,8 +99,9 @@ type param struct {
 var routeTable = []route{
 	{
 		Method: http.MethodGet, Path: api.PathHealth, Handle: (*Gateway).health, Public: true,
-		OperationID: "health", Summary: "Liveness: 200 while the process serves HTTP",
-		Response: api.Health{},
+		OperationID: "health", Summary: "Liveness: 200 while the process serves HTTP and its NATS connection lives",
+		Description: "503 once the NATS connection is closed for good (it does not come back): restart the process.",
+		Response:    api.Health{}, Errors: []int{http.StatusServiceUnavailable},
 	},
 	{
 		Method: http.MethodGet, Path: api.PathReady, Handle: (*Gateway).ready, Public: true,
@@ -127,17 +145,20 @@ var routeTable = []route{
 	},
 	{
 		Method: http.MethodGet, Path: api.PathRuns + "/:id", Handle: (*Gateway).getRun,
+		IDs:         runIDParam,
 		OperationID: "getRun", Summary: "A run's record, folded from its ledger",
 		Response: contracts.Record{}, Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	},
 	{
 		Method: http.MethodDelete, Path: api.PathRuns + "/:id", Handle: (*Gateway).cancelRun,
+		IDs:         runIDParam,
 		OperationID: "cancelRun", Summary: "Ask a run to stop at its next checkpoint",
 		Status: http.StatusAccepted, Response: api.CancelResponse{},
 		Errors: []int{http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable},
 	},
 	{
 		Method: http.MethodGet, Path: api.PathRuns + "/:id/stream", Handle: (*Gateway).streamRun,
+		IDs:         runIDParam,
 		OperationID: "streamRun", Summary: "A run's ledger, live, until run-finished",
 		Description: "NDJSON (one entry a line) by default; server-sent events when the caller accepts " +
 			"text/event-stream (id: the entry's seq, event: its kind, data: the entry). A silent stream " +
@@ -151,11 +172,13 @@ var routeTable = []route{
 	},
 	{
 		Method: http.MethodGet, Path: api.PathRuns + "/:id/artifacts/:cid", Handle: (*Gateway).getArtifact,
+		IDs:         artifactIDParams,
 		OperationID: "getArtifact", Summary: "One stored result of a run",
 		Response: contracts.Artifact{}, Errors: []int{http.StatusNotFound, http.StatusServiceUnavailable},
 	},
 	{
 		Method: http.MethodPost, Path: api.PathRuns + "/:id/handover", Handle: (*Gateway).handover,
+		IDs:         runIDParam,
 		OperationID: "handover", Summary: "Replay a run's auto-executed answer (takes no body)",
 		Response: api.HandoverResponse{},
 		Errors: []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict,
@@ -176,6 +199,7 @@ var routeTable = []route{
 	},
 	{
 		Method: http.MethodGet, Path: api.PathConnections + "/:id/tables", Handle: (*Gateway).listTables,
+		IDs:         connectionIDParam,
 		OperationID: "listTables", Summary: "One page of a connection's readable tables and views",
 		Description: "At most api.TablesPageSize relations a page, in (schema, name) order; next continues it. Relations outside the readable patterns are counted (unreadable), never named.",
 		Params: []param{
@@ -188,6 +212,7 @@ var routeTable = []route{
 	},
 	{
 		Method: http.MethodGet, Path: api.PathConnections + "/:id/tables/:table", Handle: (*Gateway).describeTable,
+		IDs:         connectionIDParam,
 		OperationID: "describeTable", Summary: "One readable table or view described in full",
 		Description: "table is name or schema.name, case-insensitive. A relation outside the readable patterns answers 404 exactly as a missing one; a name found in several schemas 409.",
 		Response:    api.DescribeResponse{},
@@ -214,23 +239,32 @@ var routeTable = []route{
 	},
 }
 
-// routes builds the echo router from routeTable. Every route that is not
+// routes builds the echo router from routeTable. The edge's Host and
+// Origin rules (edge.go) and CORS, when configured, run before routing, so
+// they hold whatever the path. Then, per route: every route that is not
 // Public requires an actor (authenticate, attached to each route so that a
-// wrong method still answers 405). CORS, when configured, runs before
-// routing so that a preflight reaches it whatever the path.
+// wrong method still answers 405); identifier path parameters are checked
+// (IDs); a route with a Request type gets the one strict body decoder
+// (bodyGate).
 func (g *Gateway) routes() http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = g.handleError
-	e.Pre(g.cors)
+	e.Pre(g.edge, g.cors)
 	e.Use(g.logRequests, g.recoverPanics)
 	for _, r := range routeTable {
 		h := func(c echo.Context) error { return r.Handle(g, c) }
-		if r.Public {
-			e.Add(r.Method, r.Path, h)
-		} else {
-			e.Add(r.Method, r.Path, h, g.authenticate)
+		var mw []echo.MiddlewareFunc
+		if !r.Public {
+			mw = append(mw, g.authenticate)
 		}
+		if len(r.IDs) > 0 {
+			mw = append(mw, pathIDs(r.IDs))
+		}
+		if r.Request != nil {
+			mw = append(mw, bodyGate(reflect.TypeOf(r.Request)))
+		}
+		e.Add(r.Method, r.Path, h, mw...)
 	}
 	g.echo = e
 	return e

@@ -41,11 +41,13 @@ func TestStartRunRefusals(t *testing.T) {
 		{"unknown mode", `{"mode":"autopilot","objective":"x","connectionId":"shop"}`, contracts.CodeUnknownMode, "planning"},
 		{"missing objective", `{"connectionId":"shop"}`, contracts.CodeMissingObjective, ""},
 		{"blank objective", `{"objective":"  \n ","connectionId":"shop"}`, contracts.CodeMissingObjective, ""},
-		{"bad previous run", `{"objective":"x","connectionId":"shop","previousRunId":"a.b"}`, contracts.CodeBadRequest, ""},
+		{"bad previous run", `{"objective":"x","connectionId":"shop","previousRunId":"a.b"}`, contracts.CodeInvalidID, "letters, digits"},
 		{"auto-execute outside data-analysis", `{"objective":"x","connectionId":"shop","autoExecute":true}`, contracts.CodeBadRequest, ""},
 		{"unknown connection", `{"objective":"x","connectionId":"warehouse"}`, contracts.CodeUnknownConnection, api.PathConnections},
 		{"missing connection", `{"objective":"x"}`, contracts.CodeUnknownConnection, api.PathConnections},
-		{"unusable connection key", `{"objective":"x","connectionId":"a b*"}`, contracts.CodeUnknownConnection, api.PathConnections},
+		{"unusable connection key", `{"objective":"x","connectionId":"a b*"}`, contracts.CodeInvalidID, "letters, digits"},
+		{"key of another case", `{"objective":"x","connectionId":"shop","Objective":"y"}`, contracts.CodeBadRequest, "spelled exactly"},
+		{"key twice", `{"objective":"x","connectionId":"shop","objective":"y"}`, contracts.CodeBadRequest, "spelled exactly"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,7 +169,7 @@ func TestGetRun(t *testing.T) {
 	}
 
 	// A foreign run and a missing run get the same answer, even for an admin.
-	for _, tc := range []struct{ token, id string }{{tokBob, "r1"}, {tokAdmin, "r1"}, {tokAlice, "nope"}, {tokAlice, "bad.id"}} {
+	for _, tc := range []struct{ token, id string }{{tokBob, "r1"}, {tokAdmin, "r1"}, {tokAlice, "nope"}} {
 		_, err := e.client(tc.token).Run(e.ctx, tc.id)
 		if ae := apiErr(t, err, http.StatusNotFound, contracts.CodeRunNotFound); strings.Contains(ae.Message, "alice") {
 			t.Fatalf("the answer names the owner: %q", ae.Message)
@@ -236,8 +238,11 @@ func TestArtifacts(t *testing.T) {
 	apiErr(t, err, http.StatusNotFound, contracts.CodeRunNotFound)
 	_, err = e.client(tokAlice).Artifact(e.ctx, "r1", "c2")
 	apiErr(t, err, http.StatusNotFound, contracts.CodeArtifactNotFound)
+	// An id that is no subject token is refused by its form, for anyone.
 	_, err = e.client(tokAlice).Artifact(e.ctx, "r1", "c.2")
-	apiErr(t, err, http.StatusNotFound, contracts.CodeArtifactNotFound)
+	apiErr(t, err, http.StatusBadRequest, contracts.CodeInvalidID)
+	_, err = e.client(tokBob).Run(e.ctx, "bad.id")
+	apiErr(t, err, http.StatusBadRequest, contracts.CodeInvalidID)
 }
 
 func TestConnections(t *testing.T) {

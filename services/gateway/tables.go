@@ -124,7 +124,7 @@ func (g *Gateway) explain(c echo.Context) error {
 		return err
 	}
 	var req api.ExplainRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

@@ -70,6 +70,15 @@ const (
 	// CodeUnsupportedMediaType: a request body not sent as
 	// application/json (415).
 	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	// CodeHostNotAllowed: a request whose Host names neither this machine
+	// nor a host the operator listed (403): a DNS-rebinding page's.
+	CodeHostNotAllowed = "HOST_NOT_ALLOWED"
+	// CodeOriginNotAllowed: a browser request from a page of another origin
+	// the operator did not list (403).
+	CodeOriginNotAllowed = "ORIGIN_NOT_ALLOWED"
+	// CodeRequestTimeout: a request body still arriving when the body
+	// deadline passed (408).
+	CodeRequestTimeout = "REQUEST_TIMEOUT"
 )
 
 // ErrorBody is every non-2xx answer: {"error":{"code":…,"message":…,"fix":…}}.
@@ -124,7 +133,7 @@ type AgentModelRefusal struct {
 }
 
 // StartRunRequest is the body of POST /api/agent/runs. Unknown fields are
-// refused.
+// refused; fields tagged id:"<kind>" are checked with contracts.CheckID.
 type StartRunRequest struct {
 	// Mode defaults to agent.
 	Mode contracts.Mode `json:"mode,omitempty"`
@@ -134,9 +143,9 @@ type StartRunRequest struct {
 	// Objective is what the user wants to know. Required.
 	Objective string `json:"objective"`
 	// ConnectionID names a connection of GET /api/connections. Required.
-	ConnectionID string `json:"connectionId"`
+	ConnectionID string `json:"connectionId" id:"connection"`
 	// PreviousRunID continues the conversation of an earlier run of the caller.
-	PreviousRunID string `json:"previousRunId,omitempty"`
+	PreviousRunID string `json:"previousRunId,omitempty" id:"run"`
 	// AutoExecute hands the answer to the editor (data-analysis, agent mode only).
 	AutoExecute bool `json:"autoExecute,omitempty"`
 }

@@ -10,9 +10,10 @@ import (
 // inspect profile, no model involved.
 const PathQuery = "/api/query"
 
-// QueryRequest is the body of POST /api/query.
+// QueryRequest is the body of POST /api/query. Fields tagged id:"<kind>"
+// are checked with contracts.CheckID before the handler runs.
 type QueryRequest struct {
-	ConnectionID string `json:"connectionId"`
+	ConnectionID string `json:"connectionId" id:"connection"`
 	SQL          string `json:"sql"`
 	// Limit bounds the rows returned: 1 to 1,000, 200 when zero.
 	Limit int `json:"limit,omitempty"`

@@ -66,9 +66,10 @@ type DescribeResponse struct {
 	Relation     contracts.Relation `json:"relation"`
 }
 
-// ExplainRequest is the body of POST /api/explain.
+// ExplainRequest is the body of POST /api/explain (connectionId checked
+// with contracts.CheckID, as every field tagged id:"<kind>").
 type ExplainRequest struct {
-	ConnectionID string `json:"connectionId"`
+	ConnectionID string `json:"connectionId" id:"connection"`
 	SQL          string `json:"sql"`
 }
 
