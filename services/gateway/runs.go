@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/nats-io/nats.go"
@@ -49,6 +50,7 @@ func (g *Gateway) startRun(c echo.Context) error {
 	if replayed {
 		c.Response().Header().Set(api.HeaderIdempotentReplayed, "true")
 	}
+	c.Response().Header().Set(echo.HeaderLocation, api.RunPath(resp.RunID))
 	return c.JSON(http.StatusAccepted, resp)
 }
 
@@ -184,8 +186,16 @@ func (g *Gateway) startNew(ctx context.Context, a contracts.Actor, req api.Start
 		AutoExecute:   req.AutoExecute,
 		Actor:         a,
 	}
+	// The orchestrator creates no run after the instant this gateway stops
+	// waiting for its answer, so a start that got no answer can be settled:
+	// see settleStart.
+	cmd.NotAfter = time.Now().Add(runCommandTimeout)
 	var reply contracts.StartRunReply
 	if err := g.command(ctx, contracts.SubjectRunStart, cmd.RunID, cmd, &reply); err != nil {
+		var late *unansweredError
+		if errors.As(err, &late) {
+			return g.settleStart(ctx, a, req, cmd.RunID, cmd.NotAfter)
+		}
 		return api.StartRunResponse{}, false, err
 	}
 	if reply.Error != nil {
@@ -198,6 +208,47 @@ func (g *Gateway) startNew(ctx context.Context, a contracts.Actor, req api.Start
 	}
 	return resp, reply.Resumed, nil
 }
+
+// startSettle is how long past a start's NotAfter the gateway waits before
+// it reads whether the run exists: time for a header append that began just
+// before NotAfter to land, and for the clocks of the gateway and the
+// orchestrator to differ by up to a second.
+const startSettle = 2 * time.Second
+
+// settleStart answers a start the orchestrator did not answer in time. The
+// orchestrator writes no run-started header after notAfter, so once that
+// has passed (and startSettle with it) the ledger says for certain whether
+// the run was created: 202 with the run when it was, 503 "not created" when
+// it was not. A ledger that cannot be read then leaves it open, and the
+// answer is 202 with the id: GET on the run's Location says which.
+func (g *Gateway) settleStart(ctx context.Context, a contracts.Actor, req api.StartRunRequest, runID string, notAfter time.Time) (api.StartRunResponse, bool, error) {
+	g.log.Warn("orchestrator did not answer a start; settling it from the ledger", "run", runID)
+	t := time.NewTimer(time.Until(notAfter.Add(startSettle)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return api.StartRunResponse{}, false, ctx.Err()
+	case <-t.C:
+	}
+	rec, err := g.ownedRun(ctx, a, runID)
+	switch {
+	case err == nil:
+		return api.StartRunResponse{RunID: runID, Mode: rec.Mode, WorkflowType: rec.WorkflowType}, false, nil
+	case isRunNotFound(err):
+		return api.StartRunResponse{}, false, unavailable(
+			fmt.Sprintf("run %s was not created: the orchestrator did not answer within %s, and it creates no run after that", runID, runCommandTimeout),
+			"start the run again (with an Idempotency-Key, the same key is safe to resend)")
+	}
+	g.log.Warn("a start that got no answer cannot be settled: the ledger cannot be read", "run", runID)
+	return api.StartRunResponse{RunID: runID, Mode: req.Mode, WorkflowType: req.WorkflowType}, false, nil
+}
+
+// unansweredError is a run command that was sent and got no answer in time:
+// it may or may not have been carried out.
+type unansweredError struct{ err error }
+
+func (e *unansweredError) Error() string { return e.err.Error() }
+func (e *unansweredError) Unwrap() error { return e.err }
 
 // normalize applies the defaults of a start request and refuses what cannot
 // start, in the order a caller would fix it.
@@ -311,8 +362,8 @@ func (g *Gateway) command(ctx context.Context, subject, runID string, cmd, reply
 		return unavailable("no orchestrator is running", "start one (sonde serve, or --services orchestrator)")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		g.log.Warn("orchestrator did not answer", "subject", subject, "run", runID)
-		return unavailable(fmt.Sprintf("the orchestrator did not answer within %s; run %s may or may not have received the request", runCommandTimeout, runID),
-			"GET "+api.RunPath(runID)+" shows whether it did")
+		return &unansweredError{unavailable(fmt.Sprintf("the orchestrator did not answer within %s; run %s may or may not have received the request", runCommandTimeout, runID),
+			"GET "+api.RunPath(runID)+" shows whether it did")}
 	case err != nil:
 		g.log.Warn("run command failed", "subject", subject, "run", runID, "err", err)
 		return unavailable("the orchestrator cannot be reached", "retry shortly; check NATS")

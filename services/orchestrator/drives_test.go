@@ -370,3 +370,36 @@ func TestDriveRidesOutAStreamThatStopsAnswering(t *testing.T) {
 		t.Fatalf("drives %d, closing statements %d (%v): want the one drive, each turn once", recs["outage"].Drives, closing, kindsOf(es))
 	}
 }
+
+// TestStartPastItsCallersDeadlineCreatesNothing (issue 17, item 15): a start
+// that reaches the orchestrator after the instant its caller stopped
+// waiting (NotAfter) is refused and writes nothing, so the caller's "not
+// created" is true; one inside its deadline is created; a resume is never
+// refused for it.
+func TestStartPastItsCallersDeadlineCreatesNothing(t *testing.T) {
+	h := newHarness(t, Config{})
+	startable(t, h.js)
+	ctx := context.Background()
+	late := startCmd("late", "tester")
+	late.NotAfter = time.Now().Add(-time.Millisecond)
+	if r := h.s.StartRun(ctx, late); r.Error == nil || r.Error.Code != contracts.CodeUnavailable {
+		t.Fatalf("a start past its deadline answered %+v, want %s", r, contracts.CodeUnavailable)
+	}
+	if _, err := h.s.ledger.Read(ctx, "late"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("a start past its deadline wrote a ledger (%v)", err)
+	}
+	if _, err := h.s.leases.kv.Get(ctx, "late"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("a start past its deadline left a lease (%v)", err)
+	}
+	inTime := startCmd("intime", "tester")
+	inTime.NotAfter = time.Now().Add(time.Minute)
+	if r := h.s.StartRun(ctx, inTime); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	again := inTime
+	again.NotAfter = time.Now().Add(-time.Millisecond)
+	if r := h.s.StartRun(ctx, again); r.Error != nil || !r.Resumed {
+		t.Fatalf("a resume past its deadline answered %+v, want the run", r)
+	}
+	awaitEnded(t, h.s.ledger, []string{"intime"}, 30*time.Second)
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,6 +176,8 @@ func TestFaults(t *testing.T) {
 	t.Run("StartsAreConcurrent", faultStartsAreConcurrent)
 	t.Run("StartBurst", faultStartBurst)
 	t.Run("IdempotencyKey", faultIdempotencyKey)
+	t.Run("IdempotencyKeyIsPerActor", faultIdempotencyKeyIsPerActor)
+	t.Run("StartAnsweredLateIsSettled", faultStartAnsweredLateIsSettled)
 	t.Run("LeaseGoneAfterFinish", faultLeaseGoneAfterFinish)
 	t.Run("CancelStopsTheStatement", faultCancelStopsTheStatement)
 
@@ -923,5 +926,113 @@ func requireAnswered(t *testing.T, c *client.Client, runID string) {
 	if !ok {
 		rec := ledger.Fold(runID, es)
 		t.Fatalf("the run ended %s/%s (%s): %v", rec.Status, rec.Reason, rec.Detail, kinds(es))
+	}
+}
+
+// postStartAs is postStart with a bearer token.
+func postStartAs(t *testing.T, base, token, key string, req api.StartRunRequest) (int, []byte) {
+	t.Helper()
+	b, _ := json.Marshal(req)
+	hr, _ := http.NewRequest(http.MethodPost, base+api.PathRuns, bytes.NewReader(b))
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Authorization", "Bearer "+token)
+	hr.Header.Set(api.HeaderIdempotencyKey, key)
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+// Issue 17, item 10: two actors who happen to send one Idempotency-Key
+// never meet: each gets a run of their own (before, the second got 404 on
+// the first's run, which blocked it and revealed that the key was in use),
+// and each one's retry finds their own run.
+func faultIdempotencyKeyIsPerActor(t *testing.T) {
+	s := stacktest.Start(t, stacktest.Options{Script: textOnly, Tokens: map[string]contracts.Actor{
+		"tok-ann": {ID: "ann", Role: contracts.RoleMember}, "tok-ben": {ID: "ben", Role: contracts.RoleMember}}})
+	req := api.StartRunRequest{Objective: "Why did orders fall?", ConnectionID: "demo"}
+	runs := map[string]string{}
+	for _, tok := range []string{"tok-ann", "tok-ben", "tok-ann", "tok-ben"} {
+		status, body := postStartAs(t, s.URL, tok, "shared-key", req)
+		var r api.StartRunResponse
+		if status != http.StatusAccepted || json.Unmarshal(body, &r) != nil || r.RunID == "" {
+			t.Fatalf("%s's start with the shared key: %d %s", tok, status, body)
+		}
+		if prev, ok := runs[tok]; ok && prev != r.RunID {
+			t.Fatalf("%s's retry started %s, not their run %s", tok, r.RunID, prev)
+		}
+		runs[tok] = r.RunID
+	}
+	if runs["tok-ann"] == runs["tok-ben"] {
+		t.Fatalf("two actors' starts with one key named one run %s", runs["tok-ann"])
+	}
+	figures.fault(1)
+	for tok, id := range runs {
+		es := stacktest.Follow(t, s.Client(tok), id)
+		figures.run(t, es, ledger.Fold(id, es).Status.Terminal())
+	}
+}
+
+// runIDIn finds a run id ("r" and a lowercase ULID, or "k" and 26 base32
+// characters of an idempotency key) in an answer's text.
+var runIDIn = regexp.MustCompile(`\b[rk][0-9a-z]{26}\b`)
+
+// Issue 17, item 15: a start the orchestrator answers too late for the
+// gateway (it is busy with others) is never a 503 for a run that then
+// runs: the gateway tells the orchestrator when it stops waiting, the
+// orchestrator creates nothing after that, and the gateway's answer, once
+// that instant has passed, says what is true. Here the start is queued
+// behind others that hold the orchestrator's one command slot past the
+// gateway's 10 s: 503, and the run never appears.
+func faultStartAnsweredLateIsSettled(t *testing.T) {
+	s := stacktest.Start(t, stacktest.Options{Script: textOnly, Orchestrator: orchestrator.Config{StartConcurrency: 1}})
+	warm := startRun(t, s.Client(""), "warm up") // the gateway's probes are memoised from here
+	figures.run(t, stacktest.Follow(t, s.Client(""), warm.RunID), true)
+	ctx := context.Background()
+	kv, err := s.NATS.JetStream().KeyValue(ctx, contracts.LeasesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four starts of runs being started elsewhere each hold the slot about
+	// 3 s, waiting for a ledger that never comes.
+	held, _ := json.Marshal(map[string]any{"owner": "elsewhere", "expires": time.Now().Add(time.Hour)})
+	nc := s.NATS.Connect()
+	var blockers sync.WaitGroup
+	for i := range 4 {
+		id := fmt.Sprintf("rblocker%d", i)
+		if _, err := kv.Put(ctx, id, held); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(contracts.StartRun{RunID: id, Objective: "x", ConnectionID: "demo",
+			Actor: contracts.Actor{ID: "local", Role: contracts.RoleAdmin}})
+		blockers.Add(1)
+		go func() {
+			defer blockers.Done()
+			_, _ = nc.Request(contracts.SubjectRunStart, b, 60*time.Second)
+		}()
+	}
+	_ = nc.Flush()
+	time.Sleep(200 * time.Millisecond) // the blockers are queued first
+	figures.fault(1)
+	status, _, body := postStart(t, s.URL, "late-key", api.StartRunRequest{Objective: "late", ConnectionID: "demo"})
+	blockers.Wait()
+	id := runIDIn.FindString(string(body))
+	if status != http.StatusServiceUnavailable || id == "" {
+		t.Fatalf("a start queued past the gateway's wait answered %d %s, want 503 naming the run", status, body)
+	}
+	// Whatever the orchestrator does with the start now, it must not create
+	// the run the caller was told does not exist.
+	time.Sleep(3 * time.Second)
+	l, err := ledger.Open(ctx, s.NATS.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := l.Read(ctx, id)
+	figures.run(t, es, errors.Is(err, ledger.ErrNotFound))
+	if !errors.Is(err, ledger.ErrNotFound) {
+		t.Fatalf("the start answered 503 (%s), and run %s was created after all (%d entries, %v)", body, id, len(es), err)
 	}
 }
