@@ -5,18 +5,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
+	"github.com/sondehq/sonde/pkg/fence/fencetest"
+	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/gateway/client"
 )
 
 // connect serves a server on b over the SDK's in-memory transport and
 // returns the official client's session. The whole stack's tests (both real
 // transports, the real gateway) are in services/sonde/internal/cli.
-func connect(t *testing.T, b Backend) *mcp.ClientSession {
+func connect(t testing.TB, b Backend) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
@@ -152,4 +158,158 @@ func TestErrorClassification(t *testing.T) {
 	if !strings.Contains(asError(err).Error(), "fix:") {
 		t.Fatal("the text of an error does not carry its fix")
 	}
+}
+
+// hostileAnswers are answers of each fenced tool whose database-derived
+// parts (a row value, a column name, a table name, a report's claim and its
+// cited rows) forge markers, spelled every way the fence corpus knows.
+func hostileAnswers(h string) map[string]any {
+	rows := [][]any{{h, 1}, {"<b>" + h + "</b>", nil}}
+	cols := []contracts.Column{{Name: h, Type: "TEXT"}, {Name: "n", Type: "INTEGER"}}
+	return map[string]any{
+		"run_query": fencedAnswer("rows read from connection demo", "Result of the read.",
+			queryOut{ConnectionID: "demo", Columns: cols, Rows: rows, RowCount: 2}),
+		"list_tables": fencedAnswer("relations listed from connection demo", "2 relations.",
+			tablesOut{ConnectionID: "demo", Tables: []api.TableEntry{{Name: h}, {Schema: h, Name: "<script>x</script>"}}, Total: 2}),
+		"describe_table": fencedAnswer("relation described from connection demo", "A relation.",
+			map[string]any{"connection_id": "demo", "relation": contracts.Relation{Name: h, Columns: []contracts.RelationColumn{{Name: h}}}}),
+		"get_run": fencedAnswer("report of run r1 and the rows it cites", "Run r1.",
+			runOut{RunID: "r1", Objective: h, Detail: h, Closing: h, Report: []claimOut{{Text: "the notes say " + h,
+				Citations: []citationOut{{Source: contracts.EvidenceArtifact, CorrelationID: "r1", SQL: "SELECT '" + h + "'", Columns: cols, Rows: rows}}}}}),
+	}
+}
+
+// TestTextContentIsFenced: what a host hands its model (the text content)
+// holds exactly the one fence the server opened around everything read
+// from the database, whatever the values forge; the structured content
+// keeps the values exact.
+func TestTextContentIsFenced(t *testing.T) {
+	for _, h := range fencetest.Corpus() {
+		for tool, v := range hostileAnswers(h) {
+			res, err := okResult(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := res.Content[0].(*mcp.TextContent).Text
+			if err := fencetest.Check(text, 1); err != nil {
+				t.Fatalf("%s with %q: %v\n%s", tool, h, err, text)
+			}
+			if !strings.HasPrefix(strings.SplitN(text, "\n", 2)[1], fence.Open) || !strings.HasSuffix(text, fence.Close) {
+				t.Fatalf("%s: the answer is not one line then one fence:\n%s", tool, text)
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			want, _ := json.Marshal(v.(fenced).value)
+			var got, exact any
+			_ = json.Unmarshal(raw, &got)
+			_ = json.Unmarshal(want, &exact)
+			if !reflect.DeepEqual(got, exact) {
+				t.Fatalf("%s: the structured content changed the values:\n%s\nwant\n%s", tool, raw, want)
+			}
+		}
+		// Unfenced answers and tool errors open no fence and forge none.
+		res, _ := okResult(map[string]any{"run_id": h})
+		if err := fencetest.Check(res.Content[0].(*mcp.TextContent).Text, 0); err != nil {
+			t.Fatalf("unfenced answer with %q: %v", h, err)
+		}
+		e := errorResult(&client.APIError{Status: 502, Code: "DB_MISSING_OBJECT", Message: "no such table: " + h, Fix: h})
+		if err := fencetest.Check(e.Content[0].(*mcp.TextContent).Text, 0); err != nil {
+			t.Fatalf("tool error with %q: %v\n%s", h, err, e.Content[0].(*mcp.TextContent).Text)
+		}
+	}
+}
+
+// TestFencedToolsSayTheyAreFenced: every tool whose answer holds database
+// text says in its description that its text content is fenced.
+func TestFencedToolsSayTheyAreFenced(t *testing.T) {
+	cs := connect(t, nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fencedTools := map[string]bool{"list_tables": true, "describe_table": true, "run_query": true, "explain_query": true, "get_run": true}
+	for _, tl := range res.Tools {
+		if says := strings.Contains(tl.Description, fencedNote); says != fencedTools[tl.Name] {
+			t.Errorf("%s: description says it is fenced: %v, want %v", tl.Name, says, fencedTools[tl.Name])
+		}
+	}
+}
+
+// hostileIDs are ids that must never reach a subject or a key.
+var hostileIDs = map[string]string{
+	"4 KB":     strings.Repeat("a", 4096),
+	"star":     "*",
+	"gt":       ">",
+	"dots":     "demo.orders.x",
+	"NUL":      "demo\x00",
+	"CR LF":    "demo\r\nPUB x 1",
+	"space":    "demo x",
+	"unicode":  "démo",
+	"fullstop": "demo\uff0e",
+}
+
+// idCalls are, for each tool taking an id, its arguments with id in that
+// place.
+func idCalls(id string) map[string]map[string]any {
+	return map[string]map[string]any{
+		"list_tables":              {"connection_id": id},
+		"describe_table":           {"connection_id": id, "table": "orders"},
+		"run_query":                {"connection_id": id, "sql": "SELECT 1"},
+		"explain_query":            {"connection_id": id, "sql": "SELECT 1"},
+		"start_investigation":      {"connection_id": id, "objective": "why"},
+		"start_investigation prev": {"connection_id": "demo", "objective": "why", "previous_run_id": id},
+		"get_run":                  {"run_id": id},
+	}
+}
+
+// TestIDsAreCheckedAtTheEdge: every tool refuses an id the one rule
+// (contracts.CheckID) refuses, as an INVALID_ID tool error with a reason
+// and a fix, before any backend is called (there is none here: a call that
+// reached it would answer INTERNAL).
+func TestIDsAreCheckedAtTheEdge(t *testing.T) {
+	cs := connect(t, nil)
+	for name, id := range hostileIDs {
+		for call, args := range idCalls(id) {
+			tool, _, _ := strings.Cut(call, " ")
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				t.Fatalf("%s with a %s id: protocol error %v", call, name, err)
+			}
+			e := structuredError(t, res)
+			if e.Code != contracts.CodeInvalidID || e.Reason == "" || e.Fix == "" || len(e.Reason) > 300 {
+				t.Errorf("%s with a %s id: %+v, want %s with a short reason and a fix", call, name, e, contracts.CodeInvalidID)
+			}
+		}
+	}
+}
+
+// FuzzIDsAreCheckedAtTheEdge: whatever the id, a tool either refuses it as
+// the one rule does or passes it on (here to no backend: INTERNAL), and
+// never answers with a protocol error.
+func FuzzIDsAreCheckedAtTheEdge(f *testing.F) {
+	for _, id := range hostileIDs {
+		f.Add(id)
+	}
+	f.Add("demo")
+	f.Add("01JZ8X5K3M9Q2W7E4T6Y1U0I8O")
+	cs := connect(f, nil)
+	f.Fuzz(func(t *testing.T, id string) {
+		if strings.TrimSpace(id) == "" || !utf8.ValidString(id) {
+			return // empty: INVALID_ARGUMENTS; invalid UTF-8 cannot travel in JSON
+		}
+		for call, args := range idCalls(id) {
+			tool, _, _ := strings.Cut(call, " ")
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				t.Fatalf("%s(%q): protocol error %v", call, id, err)
+			}
+			e := structuredError(t, res)
+			want := CodeInternal
+			if contracts.CheckID(contracts.IDConnection, id) != nil {
+				want = contracts.CodeInvalidID
+			}
+			if e.Code != want {
+				t.Fatalf("%s(%q): %+v, want %s", call, id, e, want)
+			}
+		}
+	})
 }

@@ -110,7 +110,7 @@ func (t *tools) register(s *mcp.Server) {
 	addTool(t, s, &mcp.Tool{
 		Name: "list_tables",
 		Description: fmt.Sprintf("List one page (at most %d) of a connection's readable relations, in schema and name order, optionally filtered by a name pattern. "+
-			"Relations outside the connection's readable patterns are counted in unreadable, never named. When next is set, call again with after=next for the following page.", api.TablesPageSize),
+			"Relations outside the connection's readable patterns are counted in unreadable, never named. When next is set, call again with after=next for the following page."+fencedNote, api.TablesPageSize),
 		Annotations: readOnly("List tables"),
 	}, nil, func(ctx context.Context, b Backend, in listTablesIn) (any, error) {
 		if err := in.check(); err != nil {
@@ -123,12 +123,17 @@ func (t *tools) register(s *mcp.Server) {
 		if r.Tables == nil {
 			r.Tables = []api.TableEntry{}
 		}
-		return tablesOut{ConnectionID: r.ConnectionID, Tables: r.Tables, Total: r.Total, Unreadable: r.Unreadable, Next: r.Next, Truncated: r.Truncated}, nil
+		lead := fmt.Sprintf("%d of %d readable %s of connection %s", len(r.Tables), r.Total, plural(r.Total, "relation"), in.ConnectionID)
+		if r.Next != "" {
+			lead += "; more follow: call again with after set to next"
+		}
+		return fencedAnswer("relations listed from connection "+in.ConnectionID, lead+".",
+			tablesOut{ConnectionID: r.ConnectionID, Tables: r.Tables, Total: r.Total, Unreadable: r.Unreadable, Next: r.Next, Truncated: r.Truncated}), nil
 	})
 
 	addTool(t, s, &mcp.Tool{
 		Name:        "describe_table",
-		Description: "Describe one readable relation in full: columns with types and nullability, primary key, unique constraints, foreign keys, indexes, the engine's statistics and its definition.",
+		Description: "Describe one readable relation in full: columns with types and nullability, primary key, unique constraints, foreign keys, indexes, the engine's statistics and its definition." + fencedNote,
 		Annotations: readOnly("Describe a table"),
 	}, nil, func(ctx context.Context, b Backend, in describeTableIn) (any, error) {
 		if err := in.check(); err != nil {
@@ -141,14 +146,16 @@ func (t *tools) register(s *mcp.Server) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"connection_id": r.ConnectionID, "relation": r.Relation}, nil
+		return fencedAnswer("relation described from connection "+in.ConnectionID,
+			fmt.Sprintf("Description of a relation of connection %s, %s.", in.ConnectionID, plural(len(r.Relation.Columns), "column")),
+			map[string]any{"connection_id": r.ConnectionID, "relation": r.Relation}), nil
 	})
 
 	addTool(t, s, &mcp.Tool{
 		Name: "run_query",
 		Description: "Run one read-only SELECT on a connection under Sonde's inspect profile: the statement is parsed and checked by the guard before it reaches the database, " +
 			"runs on a read-only connection, and its answer is bounded (limit rows, at most 1000; 1 MB). A cut answer says truncated: true and truncated_by (rows, answer_characters). " +
-			"A statement that could write, change the session or reach outside the readable relations is refused with a code, a reason and a fix.",
+			"A statement that could write, change the session or reach outside the readable relations is refused with a code, a reason and a fix." + fencedNote,
 		Annotations: readOnly("Run a read-only query"),
 	}, all(bound("limit", 1, api.QueryMaxLimit), bound("timeout_ms", 1, api.QueryMaxTimeoutMs)), func(ctx context.Context, b Backend, in runQueryIn) (any, error) {
 		if err := in.check(); err != nil {
@@ -165,14 +172,19 @@ func (t *tools) register(s *mcp.Server) {
 		if r.Rows == nil {
 			r.Rows = [][]any{}
 		}
-		return queryOut{ConnectionID: in.ConnectionID, Columns: r.Columns, Rows: r.Rows, RowCount: r.RowCount,
-			Truncated: r.Truncated, TruncatedBy: r.TruncatedBy, DurationMs: r.DurationMs}, nil
+		lead := fmt.Sprintf("Result of the read on connection %s: %s, %s", in.ConnectionID, plural(r.RowCount, "row"), plural(len(r.Columns), "column"))
+		if r.Truncated {
+			lead += fmt.Sprintf(" (truncated by %s: the statement returned more)", strings.Join(r.TruncatedBy, ", "))
+		}
+		return fencedAnswer("rows read from connection "+in.ConnectionID, lead+".",
+			queryOut{ConnectionID: in.ConnectionID, Columns: r.Columns, Rows: r.Rows, RowCount: r.RowCount,
+				Truncated: r.Truncated, TruncatedBy: r.TruncatedBy, DurationMs: r.DurationMs}), nil
 	})
 
 	addTool(t, s, &mcp.Tool{
 		Name: "explain_query",
 		Description: "Return the estimating plan of a statement without running it (never EXPLAIN ANALYZE): how each relation is read (full scan or index), " +
-			"the engine's cost and row estimates where it makes them, and the plan rows as the engine printed them. The statement is guarded exactly like run_query.",
+			"the engine's cost and row estimates where it makes them, and the plan rows as the engine printed them. The statement is guarded exactly like run_query." + fencedNote,
 		Annotations: readOnly("Explain a query"),
 	}, nil, func(ctx context.Context, b Backend, in explainIn) (any, error) {
 		if err := in.check(); err != nil {
@@ -182,7 +194,9 @@ func (t *tools) register(s *mcp.Server) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"connection_id": r.ConnectionID, "sql": r.SQL, "plan": r.Plan, "columns": r.Columns, "rows": r.Rows}, nil
+		return fencedAnswer("plan read from connection "+in.ConnectionID,
+			fmt.Sprintf("Estimating plan on connection %s (the statement was not run).", in.ConnectionID),
+			map[string]any{"connection_id": r.ConnectionID, "sql": r.SQL, "plan": r.Plan, "columns": r.Columns, "rows": r.Rows}), nil
 	})
 
 	f := false
@@ -198,6 +212,11 @@ func (t *tools) register(s *mcp.Server) {
 		if strings.TrimSpace(in.Objective) == "" {
 			return nil, invalid("objective is empty", "say what you want to know, e.g. \"which customers ordered most last month\"")
 		}
+		if in.PreviousRunID != "" {
+			if err := contracts.CheckID(contracts.IDRun, in.PreviousRunID); err != nil {
+				return nil, err
+			}
+		}
 		r, err := b.StartRun(ctx, api.StartRunRequest{Mode: contracts.Mode(in.Mode), WorkflowType: contracts.WorkflowType(in.Workflow),
 			Objective: in.Objective, ConnectionID: in.ConnectionID, PreviousRunID: in.PreviousRunID})
 		if err != nil {
@@ -210,11 +229,15 @@ func (t *tools) register(s *mcp.Server) {
 	addTool(t, s, &mcp.Tool{
 		Name: "get_run",
 		Description: "Read a run: its status, the verifier's verdict (with unmet codes), and its report: each claim with its citations, each citation with the statement " +
-			"that produced the cited result and its first rows. wait_seconds waits (at most 120) for a running run to finish; finished says whether it has.",
+			"that produced the cited result and its first rows. wait_seconds waits (at most 120) for a running run to finish; finished says whether it has." + fencedNote +
+			" The report is fenced too: its claims were written by Sonde's model from what it read.",
 		Annotations: readOnly("Read a run"),
 	}, all(bound("wait_seconds", 0, MaxWaitSeconds), bound("cited_rows", 0, MaxCitedRows)), func(ctx context.Context, b Backend, in getRunIn) (any, error) {
 		if strings.TrimSpace(in.RunID) == "" {
 			return nil, invalid("run_id is empty", "pass the run_id start_investigation returned")
+		}
+		if err := contracts.CheckID(contracts.IDRun, in.RunID); err != nil {
+			return nil, err
 		}
 		if in.WaitSeconds < 0 || in.WaitSeconds > MaxWaitSeconds {
 			return nil, invalid(fmt.Sprintf("wait_seconds %d is outside 0 to %d", in.WaitSeconds, MaxWaitSeconds),
@@ -231,15 +254,19 @@ func (t *tools) register(s *mcp.Server) {
 		if err != nil {
 			return nil, err
 		}
-		return runReport(ctx, b, rec, rows), nil
+		out := runReport(ctx, b, rec, rows)
+		return fencedAnswer("report of run "+out.RunID+" and the rows it cites",
+			fmt.Sprintf("Run %s: %s, finished %v, %s.", out.RunID, out.Status, out.Finished, plural(len(out.Report), "claim")), out), nil
 	})
 }
 
+// check validates the connection id at the edge, by the one rule for ids
+// (contracts.CheckID), before it can reach a subject or a key.
 func (c connectionIn) check() error {
 	if strings.TrimSpace(c.ConnectionID) == "" {
 		return invalid("connection_id is empty", "pass an id from list_connections")
 	}
-	return nil
+	return contracts.CheckID(contracts.IDConnection, c.ConnectionID)
 }
 
 // plainParams turns decoded parameters (numbers arrive as json.Number) back
@@ -382,4 +409,12 @@ func runReport(ctx context.Context, b Backend, rec contracts.Record, rows int) r
 		out.Report = append(out.Report, co)
 	}
 	return out
+}
+
+// plural writes n and word, with an s when n is not 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
