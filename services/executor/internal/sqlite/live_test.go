@@ -126,6 +126,9 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 		limit, ran := strings.CutPrefix(c.want, "ran:")
 		switch {
 		case ran:
+			if raceEnabled && errors.As(err, &dbErr) && dbErr.Class == contracts.DBTimeout {
+				break // the race detector slows SQLite's code past the deadline before the limit is reached
+			}
 			if !errors.As(err, &ref) || ref.Code != limit {
 				t.Errorf("%q: %v, want the refusal %s of a limit SQLite holds while it runs", c.sql, err, limit)
 			}

@@ -141,6 +141,9 @@ func TestPlanHostileCorpus(t *testing.T) {
 	e := open(t, path)
 	for _, c := range hostileShapes {
 		res, _, err := e.Plan(context.Background(), planReq(c.sql))
+		if strings.HasPrefix(c.want, "ran:") {
+			continue // a limit SQLite holds while the statement runs; a plan runs nothing
+		}
 		if code, atRunTime := strings.CutPrefix(c.want, "db:"); !atRunTime {
 			var ref *contracts.Refusal
 			if !errors.As(err, &ref) || ref.Code != code || res.Statements != 0 {
