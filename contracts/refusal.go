@@ -32,7 +32,10 @@ const (
 	// differently from the guard.
 	RefuseEngineParse = "engine_parse"
 	// RefuseTooComplex: the statement is longer, more deeply nested or holds
-	// more operators than the guard reads before any native parser sees it.
+	// more operators than the guard reads before any native parser sees it,
+	// or it asks for work the engine cannot interrupt at its deadline (a
+	// pattern search, regular expression or edit distance over values the
+	// statement builds).
 	RefuseTooComplex = "too_complex"
 
 	// RefuseResultTooLarge: the result exceeds the profile's rows or bytes
