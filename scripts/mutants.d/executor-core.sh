@@ -38,3 +38,13 @@ m unclassified-text-shown "$xc" 'TestUntiedEngineTextStaysInTheLog' - \
 # large_tables that do not match the catalog are a warning on the descriptor.
 m large-tables-not-warned "$xc" 'TestLargeTablesMismatchIsAConnectionWarning' - \
 	services/executor/warnings.go 'large, err := largeTableWarnings(ctx, eng)' 'large, err := []string(nil), error(nil)'
+# A connection id passes the one id rule (contracts.CheckID) where the
+# connections file is read, and again where the executor is configured.
+m connection-id-rule-at-load ./services/executor/connections/ 'TestParseErrors' - \
+	services/executor/connections/connections.go 'if err := contracts.CheckID(contracts.IDConnection, c.ID); err != nil && c.ID != "" {' 'if err := error(nil); err != nil && c.ID != "" {'
+m connection-id-rule-at-new "$xc" 'TestNewRefusesAnInvalidConnectionID' - \
+	"$xe" 'if err := contracts.CheckID(contracts.IDConnection, c.ID); err != nil {' 'if err := error(nil); err != nil {'
+# What refuses every read (PostgreSQL: a user-defined implicit cast) is a
+# warning on the descriptor.
+m read-blockers-not-warned "$xc" 'TestImplicitUserCastIsAConnectionWarning' pg \
+	services/executor/warnings.go 'if b, ok := eng.(readBlocker); ok {' 'if b, ok := eng.(readBlocker); ok && false {'

@@ -6,21 +6,23 @@ import (
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 )
 
-// connectionWarner is implemented by engines that can tell, once a
-// connection is open, what about its database will refuse or mislead reads
-// — for PostgreSQL, an implicit cast to or from a user type that the
-// catalog check refuses every read through. Each warning is in words that
-// name no host, port, role, database or path.
-type connectionWarner interface {
-	ConnectionWarnings(ctx context.Context) ([]string, error)
+// readBlocker is implemented by engines that can tell, once a connection
+// is open, what in its database refuses every read (or every read of a
+// common kind) whatever the statement says — for PostgreSQL a user-defined
+// implicit cast or btree/hash operator class, which the check of a
+// statement's resolved objects refuses every read through, or a pinned
+// setting the session does not show. Each reason is in words that name no
+// host, port, role, database or path.
+type readBlocker interface {
+	ReadBlockers(ctx context.Context) ([]string, error)
 }
 
 // connectionWarnings checks what the operator should fix about the
 // connection id, just opened on eng, and returns it for the descriptor's
 // warnings, the details going to the log: a read role that can write
 // (engine.PrivilegeChecker), large_tables entries that name no table or a
-// column their table lacks (largeTableWarnings), and what the engine itself
-// warns of (connectionWarner). A check that cannot be made is a warning too.
+// column their table lacks (largeTableWarnings), and what refuses every
+// read (readBlocker). A check that cannot be made is a warning too.
 func (s *Service) connectionWarnings(ctx context.Context, id string, eng engine.Engine) []string {
 	var warnings []string
 	if pc, ok := eng.(engine.PrivilegeChecker); ok {
@@ -47,16 +49,16 @@ func (s *Service) connectionWarnings(ctx context.Context, id string, eng engine.
 		s.log.Warn("large_tables does not match the catalog", "connection", id, "warnings", large)
 	}
 	warnings = append(warnings, large...)
-	if w, ok := eng.(connectionWarner); ok {
-		more, err := w.ConnectionWarnings(ctx)
+	if b, ok := eng.(readBlocker); ok {
+		blockers, err := b.ReadBlockers(ctx)
 		if err != nil {
-			s.log.Warn("cannot check the connection's database for what refuses reads", "connection", id, "err", driverText(err))
-			more = append(more, "the executor could not check the database for objects that refuse every read; see its log")
+			s.log.Warn("cannot check the database for what refuses every read", "connection", id, "err", driverText(err))
+			blockers = append(blockers, "the executor could not check the database for what refuses every read; see its log")
 		}
-		if len(more) > 0 {
-			s.log.Warn("the connection's database holds what refuses reads", "connection", id, "warnings", more)
+		if len(blockers) > 0 {
+			s.log.Warn("the connection's database holds what refuses every read", "connection", id, "warnings", blockers)
 		}
-		warnings = append(warnings, more...)
+		warnings = append(warnings, blockers...)
 	}
 	return warnings
 }
