@@ -251,8 +251,8 @@ func New(cfg Config) (*Service, error) {
 		if c.Engine != cfg.Engine {
 			continue
 		}
-		if !connections.ValidID(c.ID) {
-			return nil, fmt.Errorf("executor: connection id %q is not a valid id", c.ID)
+		if err := contracts.CheckID(contracts.IDConnection, c.ID); err != nil {
+			return nil, fmt.Errorf("executor: %w", err)
 		}
 		if _, dup := s.conns[c.ID]; dup {
 			return nil, fmt.Errorf("executor: connection %q declared twice", c.ID)

@@ -37,7 +37,8 @@ import (
 // Connection is one entry of the connections file.
 type Connection struct {
 	// ID names the connection to runs and callers; it is a subject and KV key
-	// token: letters, digits, '-' and '_'.
+	// token, so it passes the one id rule, contracts.CheckID (1 to
+	// contracts.MaxIDLength letters, digits, '-' and '_').
 	ID string
 	// Engine is the database engine.
 	Engine contracts.Engine
@@ -188,20 +189,27 @@ func (p *parser) connection(n *yaml.Node) (Connection, bool) {
 	before := len(p.errs)
 	fields := map[string]*yaml.Node{}
 	lines := map[string]int{}
-	// The id first, so every later error can name its connection.
+	// The id first, so every later error can name its connection; one that
+	// breaks the id rule is named by its line only, never repeated whole.
+	var idErr *contracts.IDError
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Value == "id" {
 			c.ID, _ = p.scalar("", k.Value, n.Content[i+1])
 		}
 	}
+	named := c.ID
+	if err := contracts.CheckID(contracts.IDConnection, c.ID); err != nil && c.ID != "" {
+		errors.As(err, &idErr)
+		named = ""
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !slices.Contains(knownFields, k.Value) {
-			p.fail(k.Line, c.ID, k.Value, "unknown field (known: %s)", strings.Join(knownFields, ", "))
+			p.fail(k.Line, named, k.Value, "unknown field (known: %s)", strings.Join(knownFields, ", "))
 			continue
 		}
 		if first, dup := lines[k.Value]; dup {
-			p.fail(k.Line, c.ID, k.Value, "given twice (first on line %d)", first)
+			p.fail(k.Line, named, k.Value, "given twice (first on line %d)", first)
 			continue
 		}
 		fields[k.Value], lines[k.Value] = v, k.Line
@@ -211,7 +219,7 @@ func (p *parser) connection(n *yaml.Node) (Connection, bool) {
 		if !ok || name == "id" {
 			return ""
 		}
-		s, _ := p.scalar(c.ID, name, v)
+		s, _ := p.scalar(named, name, v)
 		return s
 	}
 	c.DSN, c.AgentDSN, c.Path, c.Description = get("dsn"), get("agent_dsn"), get("path"), get("description")
@@ -222,48 +230,48 @@ func (p *parser) connection(n *yaml.Node) (Connection, bool) {
 		p.fail(n.Line, "", "id", "missing")
 	case c.ID == "":
 		p.fail(lines["id"], "", "id", "empty")
-	case !ValidID(c.ID):
-		p.fail(lines["id"], c.ID, "id", "use at most 64 letters, digits, '-' and '_' (the id is a subject and key token)")
+	case idErr != nil:
+		p.fail(lines["id"], "", "id", "%s; %s (the id is a NATS subject and key token)", idErr.Error(), idErr.Fix())
 	}
 	switch {
 	case fields["engine"] == nil:
-		p.fail(n.Line, c.ID, "engine", "missing (one of %s)", engineList())
+		p.fail(n.Line, named, "engine", "missing (one of %s)", engineList())
 	case !slices.Contains(Engines, c.Engine):
-		p.fail(lines["engine"], c.ID, "engine", "unknown engine %q (one of %s)", c.Engine, engineList())
+		p.fail(lines["engine"], named, "engine", "unknown engine %q (one of %s)", c.Engine, engineList())
 	case FileEngine(c.Engine):
 		if c.Path == "" {
-			p.fail(lineOr(lines, "path", n.Line), c.ID, "path", "%s needs the path of its database file", c.Engine)
+			p.fail(lineOr(lines, "path", n.Line), named, "path", "%s needs the path of its database file", c.Engine)
 		}
 		for _, f := range []string{"dsn", "agent_dsn"} {
 			if fields[f] != nil {
-				p.fail(lines[f], c.ID, f, "%s takes path:, not %s:", c.Engine, f)
+				p.fail(lines[f], named, f, "%s takes path:, not %s:", c.Engine, f)
 			}
 		}
 	default:
 		if c.DSN == "" {
-			p.fail(lineOr(lines, "dsn", n.Line), c.ID, "dsn", "%s needs a dsn", c.Engine)
+			p.fail(lineOr(lines, "dsn", n.Line), named, "dsn", "%s needs a dsn", c.Engine)
 		}
 		if fields["path"] != nil {
-			p.fail(lines["path"], c.ID, "path", "%s takes dsn:, not path:", c.Engine)
+			p.fail(lines["path"], named, "path", "%s takes dsn:, not path:", c.Engine)
 		}
 	}
 	if v := fields["readable"]; v != nil {
-		c.Readable = p.patterns(c.ID, v)
+		c.Readable = p.patterns(named, v)
 	}
 	if v := fields["large_tables"]; v != nil {
-		c.LargeTables = p.largeTables(c.ID, v)
+		c.LargeTables = p.largeTables(named, v)
 	}
 	// A pattern the engine's name rules cannot read would match nothing,
 	// silently: name it instead.
 	if rule, ok := nameRules[c.Engine]; ok {
 		for i, pat := range c.Readable {
 			if err := guard.ValidatePattern(pat, rule); err != nil {
-				p.fail(lines["readable"], c.ID, "readable", "entry %d: %v", i+1, err)
+				p.fail(lines["readable"], named, "readable", "entry %d: %v", i+1, err)
 			}
 		}
 		for table := range c.LargeTables {
 			if err := guard.ValidatePattern(table, rule); err != nil {
-				p.fail(lines["large_tables"], c.ID, "large_tables", "%v", err)
+				p.fail(lines["large_tables"], named, "large_tables", "%v", err)
 			}
 		}
 	}
@@ -332,13 +340,6 @@ func (p *parser) largeTables(id string, v *yaml.Node) map[string]string {
 		}
 	}
 	return out
-}
-
-// ValidID reports whether id can name a connection: non-empty, at most 64
-// characters, only letters, digits, '-' and '_'.
-func ValidID(id string) bool {
-	// The same token rule as a run id: both become subject and key tokens.
-	return contracts.ValidRunID(id)
 }
 
 func engineList() string {

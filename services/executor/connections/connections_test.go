@@ -76,7 +76,10 @@ func TestParseErrors(t *testing.T) {
 		{"no list", "connections: {}\n", []string{"line 1: connections: must be a list"}},
 		{"unknown top", "conns: []\n", []string{"line 1: conns: unknown top-level key"}},
 		{"missing id", "connections:\n  - engine: sqlite\n    path: x.db\n", []string{"line 2: id: missing"}},
-		{"bad id", "connections:\n  - id: my.db\n    engine: sqlite\n    path: x.db\n", []string{`line 2: connection "my.db": id: use at most 64`}},
+		{"bad id", "connections:\n  - id: my.db\n    engine: sqlite\n    path: x.db\n", []string{`line 2: id: connection id "my.db" is not valid: it holds '.' at byte 2; a connection id is 1 to 64 characters`}},
+		{"id past the length", "connections:\n  - id: " + strings.Repeat("a", 4000) + "\n    engine: sqlite\n", []string{`line 2: id: connection id "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"… is not valid: it is 4000 bytes long, more than 64`,
+			`line 2: path: sqlite needs the path`}},
+		{"id with a wildcard", "connections:\n  - id: \"shop>\"\n    engine: sqlite\n    path: x.db\n", []string{`line 2: id: connection id "shop>" is not valid: it holds '>' at byte 4`}},
 		{"dup id", "connections:\n  - id: a\n    engine: sqlite\n    path: x.db\n  - id: a\n    engine: sqlite\n    path: y.db\n",
 			[]string{`line 5: connection "a": id: duplicate id (first declared on line 2)`}},
 		{"bad engine", "connections:\n  - id: a\n    engine: oracle\n    dsn: x\n", []string{`line 3: connection "a": engine: unknown engine "oracle"`}},
@@ -104,6 +107,10 @@ func TestParseErrors(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			// An error names what is wrong; it never repeats a long value whole.
+			if len(err.Error()) > 600 {
+				t.Errorf("error of %d bytes: %.200q…", len(err.Error()), err)
 			}
 			if tc.name != "yaml syntax" {
 				var ce *connections.Error
