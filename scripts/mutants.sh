@@ -26,6 +26,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 GO="${GO:-go}"
 scratch="${MUTANTS_DIR:-${TMPDIR:-/tmp}/sonde-mutants}"
 per_test_timeout="${MUTANTS_TEST_TIMEOUT:-180s}"
+# Mutants run in MUTANTS_JOBS scratch trees at once (default 2), each
+# package's mutants in one tree so its build cache stays warm.
+jobs="${MUTANTS_JOBS:-2}"
 
 # ---------------------------------------------------------------------------
 # The mutants. m NAME PACKAGE RUN-REGEX NEEDS FILE OLD NEW [FILE OLD NEW]...
@@ -324,14 +327,20 @@ fi
 # The scratch copy: the working tree as it is, without .git and build output.
 echo "mutants: copying the working tree to $scratch" >&2
 rm -rf "$scratch"
-mkdir -p "$scratch/tree" "$scratch/pristine" "$scratch/logs"
-tar -C "$root" --exclude=./.git --exclude=./bin --exclude=./.sonde-demo -cf - . | tar -C "$scratch/tree" -xf -
+mkdir -p "$scratch/logs"
+for ((w = 0; w < jobs; w++)); do
+	mkdir -p "$scratch/tree$w" "$scratch/pristine$w"
+	tar -C "$root" --exclude=./.git --exclude=./bin --exclude=./.sonde-demo -cf - . | tar -C "$scratch/tree$w" -xf -
+done
 if [[ -d "$root/../shared/datasets" ]]; then
 	mkdir -p "$scratch/shared"
 	cp -R "$root/../shared/datasets" "$scratch/shared/"
 fi
 
 decode() { printf '%s' "$1" | base64 -d; }
+
+# The worker's own tree and pristine copies (set per worker below).
+tree="$scratch/tree0" pristine="$scratch/pristine0"
 
 # apply I: applies mutant I's replacements; returns 1 (and says why) when one is stale.
 apply() {
@@ -341,11 +350,11 @@ apply() {
 		p="${p#*:}"
 		o="$(decode "${p%%:*}")"
 		n="$(decode "${p#*:}")"
-		if [[ ! -f "$scratch/pristine/$f" ]]; then
-			mkdir -p "$(dirname "$scratch/pristine/$f")"
-			cp "$scratch/tree/$f" "$scratch/pristine/$f" 2>/dev/null || { echo "file $f is missing"; return 1; }
+		if [[ ! -f "$pristine/$f" ]]; then
+			mkdir -p "$(dirname "$pristine/$f")"
+			cp "$tree/$f" "$pristine/$f" 2>/dev/null || { echo "file $f is missing"; return 1; }
 		fi
-		content="$(cat "$scratch/tree/$f"; printf x)"
+		content="$(cat "$tree/$f"; printf x)"
 		content="${content%x}"
 		rest="${content#*"$o"}"
 		if [[ "$rest" == "$content" ]]; then
@@ -356,19 +365,19 @@ apply() {
 			echo "stale: $f holds more than once: $o"
 			return 1
 		fi
-		printf '%s' "${content/"$o"/"$n"}" >"$scratch/tree/$f"
+		printf '%s' "${content/"$o"/"$n"}" >"$tree/$f"
 	done
 }
 
 # restore: puts every file a mutant touched back as it was copied.
 restore() {
-	(cd "$scratch/pristine" && find . -type f) | while read -r f; do cp "$scratch/pristine/$f" "$scratch/tree/$f"; done
+	(cd "$pristine" && find . -type f) | while read -r f; do cp "$pristine/$f" "$tree/$f"; done
 }
 
 # focus PKG RUN LOG: runs the focused tests; prints pass, fail, build, none
 # (no test matched) or skip (a matched test skipped: it caught nothing).
 focus() {
-	(cd "$scratch/tree" && "$GO" test -count=1 -v -vet=off -timeout "$per_test_timeout" -run "$2" "$1") >"$3" 2>&1
+	(cd "$tree" && "$GO" test -count=1 -v -vet=off -timeout "$per_test_timeout" -run "$2" "$1") >"$3" 2>&1
 	local rc=$?
 	if grep -qE '\[(build|setup) failed\]|^# ' "$3"; then
 		echo build
@@ -400,34 +409,58 @@ for pkg in "${!together[@]}"; do
 		echo "mutants: the unmutated tests of $pkg do not pass (${baseline[$pkg]}): see $log" >&2
 	fi
 done
-printf '%-36s %s\n' MUTANT RESULT
-for i in "${selected[@]}"; do
-	name="${names[$i]}" pkg="${pkgs[$i]}" run="${runs[$i]}"
-	total=$((total + 1))
+# run_one I: prints the mutant's result line and its outcome word.
+run_one() {
+	local i=$1 name="${names[$1]}" pkg="${pkgs[$1]}" run="${runs[$1]}" why result
 	if [[ "${needs[$i]}" == pg && -z "${SONDE_TEST_PG_URL:-}" ]]; then
 		printf '%-36s %s\n' "$name" "NOT RUN (no PostgreSQL)"
-		failed=1
-		continue
+		return
 	fi
-	key="$pkg -run $run"
 	if [[ "${baseline[$pkg]}" != pass ]]; then
 		printf '%-36s %s\n' "$name" "NOT RUN: the unmutated $pkg tests ${baseline[$pkg]}"
-		failed=1
-		continue
+		return
 	fi
 	if ! why="$(apply "$i")"; then
 		restore
 		printf '%-36s %s\n' "$name" "STALE: $why"
-		failed=1
-		continue
+		return
 	fi
 	result="$(focus "$pkg" "$run" "$scratch/logs/$name.log")"
 	restore
 	case "$result" in
-	fail) caught=$((caught + 1)); printf '%-36s %s\n' "$name" "caught" ;;
-	pass) failed=1; printf '%-36s %s\n' "$name" "SURVIVED: $key" ;;
-	*) failed=1; printf '%-36s %s\n' "$name" "INVALID ($result): see $scratch/logs/$name.log" ;;
+	fail) printf '%-36s %s\n' "$name" "caught" ;;
+	pass) printf '%-36s %s\n' "$name" "SURVIVED: $pkg -run $run" ;;
+	*) printf '%-36s %s\n' "$name" "INVALID ($result): see $scratch/logs/$name.log" ;;
 	esac
+}
+
+# Packages go to workers greedily by their number of mutants.
+declare -A count=() worker=()
+for i in "${selected[@]}"; do count[${pkgs[$i]}]=$((${count[${pkgs[$i]}]:-0} + 1)); done
+load=()
+for ((w = 0; w < jobs; w++)); do load[w]=0; done
+while read -r n pkg; do
+	best=0
+	for ((w = 1; w < jobs; w++)); do ((load[w] < load[best])) && best=$w; done
+	worker[$pkg]=$best
+	load[best]=$((load[best] + n))
+done < <(for pkg in "${!count[@]}"; do echo "${count[$pkg]} $pkg"; done | sort -rn)
+pids=()
+for ((w = 0; w < jobs; w++)); do
+	(
+		tree="$scratch/tree$w" pristine="$scratch/pristine$w"
+		for i in "${selected[@]}"; do
+			[[ "${worker[${pkgs[$i]}]}" == "$w" ]] && run_one "$i"
+		done
+	) >"$scratch/logs/worker$w.out" &
+	pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p"; done
+printf '%-36s %s\n' MUTANT RESULT
+results="$(cat "$scratch"/logs/worker*.out)"
+printf '%s\n' "$results" | sort
+total=${#selected[@]}
+caught=$(printf '%s\n' "$results" | grep -c ' caught$' || true)
+((caught == total)) || failed=1
 echo "mutants: $caught of $total caught in $((SECONDS - start)) s"
 exit "$failed"
