@@ -16,9 +16,9 @@ import (
 )
 
 // TestHandoverProfileOnPostgres: the editor replay of an answer
-// (agent-handover) is read-only at the database, not merely by the text of
-// the statement: a SELECT whose function writes is stopped there, and the
-// table is unchanged. It reads up to 500 rows, refuses (never truncates)
+// (agent-handover) is held to what the run's reads are held to, not merely
+// to the text of the statement: a SELECT whose function writes — called, or
+// behind a view — is stopped before it runs, and the table is unchanged. It reads up to 500 rows, refuses (never truncates)
 // beyond, and sets no statement timeout of its own where the run's read sets
 // ten seconds.
 func TestHandoverProfileOnPostgres(t *testing.T) {
@@ -49,13 +49,15 @@ CREATE VIEW %[1]s.timeout AS SELECT current_setting('statement_timeout') AS t;`,
 			Profile: contracts.ProfileAgentHandover, SQL: q, TimeoutMs: 2147483647})
 	}
 
-	// The guard refuses the function by name; behind a view it reads as a
-	// plain table read, and the read-only transaction refuses the INSERT.
+	// The guard refuses the function by name; behind a view the check of
+	// the statement's resolved objects finds it in the view's body and
+	// refuses it before anything runs (the read-only transaction would
+	// refuse the INSERT behind that).
 	if reply := replay("SELECT " + schema + ".bump() AS n"); reply.Status == contracts.ExecOK {
 		t.Fatalf("a writing function ran under agent-handover: %+v", reply)
 	}
 	reply := replay("SELECT n FROM " + schema + ".bumped")
-	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBPermission || !strings.Contains(reply.Error.Message, "read-only transaction") {
+	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseFunctionDenied || !strings.Contains(reply.Refusal.Reason, "bump") {
 		t.Fatalf("a view whose function writes, under agent-handover: %+v %+v %+v", reply, reply.Refusal, reply.Error)
 	}
 	var n int
