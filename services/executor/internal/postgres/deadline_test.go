@@ -26,7 +26,9 @@ END $$;
 GRANT EXECUTE ON FUNCTION public.sonde_stubborn(text) TO PUBLIC;`
 
 // backendGoneBy polls pg_stat_activity until no backend runs a statement
-// holding marker, and fails when one still does at by.
+// holding marker, and fails when one still does at by (the caller first
+// bounds its own call: a backend found gone after by may have lived past
+// it).
 func (s *server) backendGoneBy(t *testing.T, marker string, by time.Time) {
 	t.Helper()
 	for {
@@ -57,11 +59,15 @@ func TestDeadlineTerminatesAStatementThatIgnoresCancel(t *testing.T) {
 
 	marker := "sonde-stubborn-" + suffix()
 	r := req("", contracts.ProfileAgentReadOnly)
-	r.Timeout = 2 * time.Second
+	r.Timeout = 3 * time.Second
 	start := time.Now()
 	_, err := e.run(ctx, "SELECT public.sonde_stubborn('"+marker+"')", nil, r)
 	if d := dbErr(t, err); d.Class != contracts.DBTimeout || !strings.Contains(d.Message, "terminated") {
 		t.Fatalf("a statement that ignores its timeout: %+v, want a timeout that says its process was terminated", d)
+	}
+	// The backend ran until the engine terminated it, before it replied.
+	if el := time.Since(start); el > 2*r.Timeout {
+		t.Fatalf("the reply came %v after the start, past twice the %v timeout", el, r.Timeout)
 	}
 	s.backendGoneBy(t, marker, start.Add(2*r.Timeout))
 
@@ -73,6 +79,9 @@ func TestDeadlineTerminatesAStatementThatIgnoresCancel(t *testing.T) {
 	_, err = e.run(cctx, "SELECT public.sonde_stubborn('"+marker+"')", nil, r)
 	if d := dbErr(t, err); d.Class != contracts.DBCancelled || !strings.Contains(d.Message, "terminated") {
 		t.Fatalf("a cancelled statement that ignores the cancel: %+v, want cancelled, its process terminated", d)
+	}
+	if el := time.Since(start); el > 2*r.Timeout {
+		t.Fatalf("the cancelled call came back %v after the start, past twice the %v timeout", el, r.Timeout)
 	}
 	s.backendGoneBy(t, marker, start.Add(2*r.Timeout))
 

@@ -18,13 +18,22 @@
 //     a role that can read only what the operator granted
 //     (docs/executor-postgres.md); WriteCapable says when the role that
 //     runs reads could write;
-//   - inside the transaction, before the statement, the names it calls are
-//     looked up in the server's catalog: a user-defined function or
-//     operator of one of those names is refused (checkUses);
+//   - every session pins, in its startup packet, the settings that change
+//     how the server reads a statement or resolves its names
+//     (standard_conforming_strings, search_path, role, row_security, …:
+//     pinned), and each read checks the server still shows them;
+//   - inside the transaction, before the statement, one catalog query
+//     checks what the statement resolves to: the user-defined code its
+//     names, its views' bodies, rules, policies and domains would run, and
+//     the inheritance children and foreign tables it would read
+//     (checkObjects, refused with the guard's vocabulary);
 //   - no wire message over the operation's memory is read (a value too
 //     large ends as *rowset.TooLargeError and closes that connection), and
 //     a cancelled context sends PostgreSQL a cancel request, so the
-//     statement stops at the server.
+//     statement stops at the server; one that does not stop is terminated
+//     (deadline.go);
+//   - a lost connection is engine.ErrConnectionLost, in words that name no
+//     role, database, host or port (classify.go).
 package postgres
 
 import (

@@ -125,12 +125,15 @@ func TestConnectionLostNamesNothing(t *testing.T) {
 	// The server ends the session (57P01).
 	e2 := s.engine(t)
 	marker := "sonde-ended-" + suffix()
+	ended := make(chan struct{})
 	go func() {
+		defer close(ended)
 		time.Sleep(300 * time.Millisecond)
 		_, _ = s.admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 			WHERE query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()`, marker)
 	}()
 	_, err = e2.run(ctx, "SELECT pg_catalog.pg_sleep(5), '"+marker+"'", nil, req("", contracts.ProfileAgentReadOnly))
+	<-ended // the admin connection is the test's until then
 	assertLost(t, "a session the server ended", err, s.agentDSN)
 }
 

@@ -75,8 +75,10 @@ var plantedCases = []plantedCase{
 			OPERATOR 1 public.= (json, json), FUNCTION 1 public.sonde_jhash(json);`,
 		[]string{"SELECT '{}'::json UNION SELECT '{}'::json", "SELECT DISTINCT v FROM (SELECT '{}'::json AS v) x"}, contracts.RefuseFunctionDenied},
 	{"domain with a user constraint", `
-		CREATE DOMAIN public.sonde_dom AS int CHECK (public.sonde_markb(VALUE));`,
-		[]string{"SELECT 1::sonde_dom", "SELECT CAST(id AS public.sonde_dom) FROM customers"}, contracts.RefuseFunctionDenied},
+		CREATE DOMAIN public.sonde_dom AS int CHECK (public.sonde_markb(VALUE));
+		CREATE DOMAIN public.sonde_dom2 AS public.sonde_dom;
+		CREATE VIEW public.sonde_v AS SELECT id::public.sonde_dom2 AS d FROM public.customers;`,
+		[]string{"SELECT 1::sonde_dom", "SELECT CAST(id AS public.sonde_dom) FROM customers", "SELECT * FROM sonde_v"}, contracts.RefuseFunctionDenied},
 	{"file_fdw foreign table running a program", `
 		CREATE EXTENSION file_fdw;
 		CREATE SERVER sonde_files FOREIGN DATA WRAPPER file_fdw;
@@ -370,5 +372,61 @@ func TestResolvedNameHeldToPatterns(t *testing.T) {
 	chk.tables = []guard.Table{{Name: "customers"}}
 	if _, err := e.runChecked(context.Background(), "SELECT count(*) FROM customers", nil, req("", contracts.ProfileInspect), chk); err != nil {
 		t.Fatalf("customers: %v", err)
+	}
+}
+
+// TestPartitionsInTheTablesSchemaAreRead: a partition in its table's own
+// schema is part of the table — read through it under a pattern that names
+// only the table — while one in another schema is held to the patterns.
+func TestPartitionsInTheTablesSchemaAreRead(t *testing.T) {
+	s := testServer(t)
+	mustExec(t, s.admin, `CREATE TABLE public.sonde_sales (id int) PARTITION BY LIST (id);
+		CREATE TABLE public.sonde_sales_1 PARTITION OF public.sonde_sales FOR VALUES IN (1);
+		INSERT INTO public.sonde_sales VALUES (1);
+		GRANT SELECT ON public.sonde_sales TO `+s.agentRole)
+	e, err := New(context.Background(), connections.Connection{ID: "pg-exact", Engine: contracts.EnginePostgres,
+		DSN: s.ownerDSN, AgentDSN: s.agentDSN, Readable: []string{"public.sonde_sales"}}, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	res, err := e.Read(context.Background(), req("SELECT count(*) FROM sonde_sales", contracts.ProfileInspect))
+	if err != nil || res.Rows.Rows[0][0] != int64(1) {
+		t.Fatalf("a partitioned table named by a pattern: %v %v", res.Rows, err)
+	}
+	mustExec(t, s.admin, "CREATE TABLE secret.sonde_sales_2 PARTITION OF public.sonde_sales FOR VALUES IN (2)")
+	_, err = e.Read(context.Background(), req("SELECT count(*) FROM sonde_sales", contracts.ProfileInspect))
+	var ref *contracts.Refusal
+	if !errors.As(err, &ref) || ref.Code != contracts.RefuseTableNotReadable {
+		t.Fatalf("with a partition in a hidden schema: %v, want table_not_readable", err)
+	}
+}
+
+// TestDomainCastCaughtByTheCatalog: a cast to a domain whose constraint
+// runs user code — over another domain, too — is refused by the catalog
+// check on its own (the guard's own refusal of casts to user types out of
+// the way), and the constraint does not run.
+func TestDomainCastCaughtByTheCatalog(t *testing.T) {
+	s := testServer(t)
+	file := "/tmp/sonde-domain-" + suffix()
+	t.Cleanup(func() { _ = os.Remove(file) })
+	mustExec(t, s.admin, strings.ReplaceAll(plantedMark, "FILE", file)+`
+		CREATE DOMAIN public.sonde_dom AS int CHECK (public.sonde_markb(VALUE));
+		CREATE DOMAIN public.sonde_dom2 AS public.sonde_dom;
+		GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO PUBLIC;`)
+	e := s.plantedEngine(t, false)
+	for _, c := range []string{"sonde_dom", "sonde_dom2"} {
+		chk := &objects{uses: &pgguard.Uses{Casts: []string{c}}}
+		_, err := e.runChecked(context.Background(), "SELECT 1::public."+c, nil, req("", contracts.ProfileInspect), chk)
+		var ref *contracts.Refusal
+		if !errors.As(err, &ref) || ref.Code != contracts.RefuseFunctionDenied {
+			t.Fatalf("a cast to %s past the guard: %v, want function_denied", c, err)
+		}
+	}
+	if s.fileOnHost(t, file) {
+		t.Fatalf("the domain's constraint ran: %s was written", file)
+	}
+	if _, err := s.admin.Exec(context.Background(), "SELECT 1::public.sonde_dom2"); err != nil || !s.fileOnHost(t, file) {
+		t.Fatalf("the fixture domain did not write %s: %v", file, err)
 	}
 }

@@ -75,9 +75,11 @@ const (
 //     the session resolves them; $9 the schema the guard read them in)
 //     resolve to and reach: one resolved in another schema than the
 //     guard's (resolved); an inheritance child or partition of one, at any
-//     depth (child); a foreign table anywhere, named or reached through a
-//     view or as a child (foreign); the Go side holds each to the readable
-//     patterns;
+//     depth, in another schema than the table named (child: one in the
+//     same schema is part of the table, and a table of ten thousand
+//     partitions costs no rows); a foreign table anywhere, named or
+//     reached through a view or as a child (foreign); the Go side holds
+//     each to the readable patterns;
 //   - code: user-defined functions and operators (outside an extension)
 //     that the rules of the views reached (their _RETURN SELECT rule: the
 //     view's body, at any depth), the row-level security policies of the
@@ -189,7 +191,7 @@ SELECT 'relation', CASE WHEN c.relkind = 'f' THEN 'foreign' ELSE r.via END,
   JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace
   JOIN pg_catalog.pg_class rc ON rc.oid = r.root
   JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
- WHERE r.via = 'child' OR c.relkind = 'f'
+ WHERE r.via = 'child' AND c.relnamespace <> rc.relnamespace OR c.relkind = 'f'
 UNION ALL
 SELECT 'code', k.src,
        coalesce((SELECT pg_catalog.quote_ident(rn.nspname) || '.' || pg_catalog.quote_ident(rc.relname)
