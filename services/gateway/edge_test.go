@@ -312,8 +312,8 @@ func TestSlowBodiesAreTimedOutButStreamsLive(t *testing.T) {
 		}
 		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
 			"Accept: application/json, text/event-stream\r\nContent-Length: 200\r\n\r\n{\"sql\":", path, hostPort, tokAlice)
-		// Generous: the deadline is 300 ms; without one the answer never came.
-		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		// Generous: the deadline is 300 ms; without one no answer comes.
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
 			t.Fatalf("%s: no answer to a stalled body: %v", path, err)
@@ -349,5 +349,22 @@ func TestSlowBodiesAreTimedOutButStreamsLive(t *testing.T) {
 			t.Fatalf("the stream ended after %d lines, within %s of its start: %v", n, 8*timeout, lines.Err())
 		}
 		n++
+	}
+}
+
+// TestParameterMistakesAre400: an executor's bad_request refusal (a
+// parameter of a type it cannot bind, too many of them) is the caller's
+// mistake: 400 with the executor's code, reason and fix, not 422 or a
+// database failure.
+func TestParameterMistakesAre400(t *testing.T) {
+	e := newEnv(t)
+	e.putConnection(contracts.ConnectionDescriptor{ID: "shop", Engine: contracts.EngineSQLite, Identity: "id-shop"})
+	e.respond(contracts.ExecSubject(contracts.EngineSQLite, contracts.OpRead), func([]byte) any {
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseBadRequest,
+			Reason: "parameter 1: an object cannot be bound", Fix: "bind null, a boolean, a finite number or a string"}}
+	})
+	status, _, body := e.call(http.MethodPost, api.PathQuery, tokAlice, `{"connectionId":"shop","sql":"select ?","params":[{"a":1}]}`)
+	if er := wantError(t, status, body, http.StatusBadRequest, contracts.RefuseBadRequest); er.Fix == "" {
+		t.Fatalf("no fix: %s", body)
 	}
 }

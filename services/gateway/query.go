@@ -67,15 +67,19 @@ func (g *Gateway) query(c echo.Context) error {
 // replyError maps an executor reply that is not ok onto the HTTP answer the
 // direct-inspection routes give it: a refusal 422 with the guard's code (503
 // with Retry-After when the same request may succeed later: not the
-// statement's fault), a database error 502 (504 for a timeout); nil for an
-// ok reply.
+// statement's fault; 400 when the request itself is wrong, such as its
+// parameters: bad_request), a database error 502 (504 for a timeout); nil
+// for an ok reply.
 func replyError(c echo.Context, reply contracts.ExecReply) error {
 	switch reply.Status {
 	case contracts.ExecRefused:
 		r := reply.Refusal
-		if r.Code == contracts.RefuseExecutorBusy || r.Code == contracts.RefuseConnectionUnavailable {
+		switch r.Code {
+		case contracts.RefuseExecutorBusy, contracts.RefuseConnectionUnavailable:
 			c.Response().Header().Set("Retry-After", "5")
 			return fail(http.StatusServiceUnavailable, r.Code, r.Reason, r.Fix)
+		case contracts.RefuseBadRequest:
+			return badRequest(r.Code, r.Reason, r.Fix)
 		}
 		return fail(http.StatusUnprocessableEntity, r.Code, r.Reason, r.Fix)
 	case contracts.ExecError:

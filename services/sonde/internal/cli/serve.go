@@ -238,6 +238,9 @@ func serve(ctx context.Context, o serveOptions) error {
 		if gwCfg.CORSOrigins, err = gateway.ParseCORSOrigins(os.Getenv("SONDE_CORS_ORIGINS")); err != nil {
 			return fmt.Errorf("SONDE_CORS_ORIGINS: %w", err)
 		}
+		if gwCfg.AllowedHosts, err = gateway.ParseAllowedHosts(os.Getenv("SONDE_ALLOWED_HOSTS")); err != nil {
+			return fmt.Errorf("SONDE_ALLOWED_HOSTS: %w", err)
+		}
 	}
 
 	// Executors run in supervised child processes when this process runs
