@@ -266,8 +266,14 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 		if r == nil {
 			r = &contracts.Refusal{Code: "refused", Reason: "the executor refused the statement"}
 		}
+		if connectionLost(reply) {
+			return d.unreachable(ctx, tc, stepID)
+		}
 		return d.refuse(ctx, tc, stepID, r.Code, r.Reason, r.Fix)
 	default:
+		if connectionLost(reply) {
+			return d.unreachable(ctx, tc, stepID)
+		}
 		dbErr := reply.Error
 		if dbErr == nil {
 			dbErr = &contracts.DBError{Class: contracts.DBOther}
@@ -278,6 +284,30 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left, d.header.Engine, d.header.Tools) + d.status(tc.Turn, true, false),
 		})
 	}
+}
+
+// connectionLost reports an executor reply that says the connection's
+// database does not answer: a connection_unavailable refusal, or a failure
+// the executor classified as the database being unavailable. Either is a
+// state of the connection, not a failure of the statement.
+func connectionLost(r contracts.ExecReply) bool {
+	switch r.Status {
+	case contracts.ExecRefused:
+		return r.Refusal != nil && r.Refusal.Code == contracts.RefuseConnectionUnavailable
+	case contracts.ExecError:
+		return r.Error != nil && r.Error.Class == contracts.DBUnavailable
+	}
+	return false
+}
+
+// unreachable records a step whose database did not answer: refused as
+// connection_unavailable, so it costs no statement and no repair, in the
+// orchestrator's own words (the engine's text, which may name a host, a
+// port, a role or a file, stays out of what the model reads).
+func (d *drive) unreachable(ctx context.Context, tc contracts.ToolCall, stepID string) error {
+	return d.refuse(ctx, tc, stepID, contracts.RefuseConnectionUnavailable,
+		"the database of connection "+quote(d.header.ConnectionID)+" cannot be reached right now; nothing ran, and this costs no statement and no repair",
+		"the server is reconnecting in the background: try the reading again in a while, or call compose_report with what you have")
 }
 
 // shortID names the artifact of the run's next database-reaching step:
@@ -296,8 +326,8 @@ func shortID(rec contracts.Record) string {
 }
 
 // execute asks the executor, waiting out for AbsenceGrace one that nobody
-// serves (no responders: restarting, draining) or that refuses as saturated
-// (executor_busy). Neither reached the database, so the identical request
+// serves (no responders: restarting, draining), that refuses as saturated
+// (executor_busy) or whose database does not answer (connectionLost). Neither reached the database, so the identical request
 // is sent again; what is still refused after the grace is returned as is.
 func (d *drive) execute(ctx context.Context, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	var gone absence
@@ -306,6 +336,9 @@ func (d *drive) execute(ctx context.Context, op contracts.ExecOp, req contracts.
 		var ee *executorError
 		absent := errors.As(err, &ee)
 		busy := err == nil && reply.Status == contracts.ExecRefused && reply.Refusal != nil && reply.Refusal.Code == contracts.RefuseExecutorBusy
+		// A database that stopped answering is reopened by the executor in
+		// the background: asked again the same way, within the grace.
+		busy = busy || err == nil && connectionLost(reply)
 		if !absent && !busy || ctx.Err() != nil || d.remaining() <= 0 {
 			return reply, err
 		}

@@ -605,3 +605,54 @@ func TestExecWithoutRespondersIsAbsent(t *testing.T) {
 		t.Fatalf("an unanswered request gave %v, want errNoReply", err)
 	}
 }
+
+// TestDriveLostDatabaseCostsNothing (issue 17, item 13): a database that
+// stops answering after the run started is a state of the connection, not
+// a failure of the statement: whether the executor refuses the read as
+// connection_unavailable or fails it as unavailable, the step is asked again
+// within the grace, then refused as connection_unavailable at no statement
+// and no repair, and the model reads that the database is unreachable in
+// the orchestrator's words, never the engine's (which name host, port and
+// role). Before, each failed read cost a statement and a repair.
+func TestDriveLostDatabaseCostsNothing(t *testing.T) {
+	const engineText = `failed to connect to user=sonde_agent database=shop host=127.0.0.1 port=22051: dial error`
+	for name, lost := range map[string]contracts.ExecReply{
+		"refused": {Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseConnectionUnavailable, Reason: engineText}},
+		"failed":  {Status: contracts.ExecError, Error: &contracts.DBError{Class: contracts.DBUnavailable, Message: engineText}, Text: engineText},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, Config{AbsenceGrace: 150 * time.Millisecond})
+			h.model.script = reads("SELECT 1", "SELECT 2", "SELECT 3", "SELECT 4", "SELECT 5")
+			h.exec.answer = func(int, contracts.ExecRequest) (contracts.ExecReply, error) { return lost, nil }
+			entries, rec, err := h.drive(t, "lost-"+name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(h.exec.stepCalls(stepOf("SELECT 1"))); n < 2 {
+				t.Errorf("the first read was asked %d times, want it asked again within the grace", n)
+			}
+			if rec.Spent.Statements != 1 || rec.Spent.Repairs != 0 {
+				t.Errorf("spent %+v: a lost database costs no statement (only the context's) and no repair", rec.Spent)
+			}
+			got := refusals(rec)
+			if len(got) != 5 {
+				t.Fatalf("refusals %v, want five connection_unavailable", got)
+			}
+			for _, c := range got {
+				if c != contracts.RefuseConnectionUnavailable {
+					t.Fatalf("refusals %v, want connection_unavailable each", got)
+				}
+			}
+			for _, e := range entries {
+				if e.Kind != contracts.KindToolRefused {
+					continue
+				}
+				var p contracts.ToolRefused
+				_ = json.Unmarshal(e.Data, &p)
+				if !strings.Contains(p.Content, "cannot be reached") || strings.Contains(p.Content, "127.0.0.1") || strings.Contains(p.Content, "sonde_agent") {
+					t.Fatalf("the model reads %q", p.Content)
+				}
+			}
+		})
+	}
+}

@@ -403,3 +403,128 @@ func TestStartPastItsCallersDeadlineCreatesNothing(t *testing.T) {
 	}
 	awaitEnded(t, h.s.ledger, []string{"intime"}, 30*time.Second)
 }
+
+// TestStartAndCancelAnswerOnlyTheRunsActor (issue 17, item 18): the
+// orchestrator checks the actor itself, whatever the gateway did: a start
+// (resume) or a cancel of another actor's run answers run-not-found and
+// changes nothing; the run's own actor may cancel it.
+func TestStartAndCancelAnswerOnlyTheRunsActor(t *testing.T) {
+	h := newHarness(t, Config{})
+	startable(t, h.js)
+	h.model.wait = func(ctx context.Context, _ int) error { <-ctx.Done(); return ctx.Err() }
+	ctx := context.Background()
+	if r := h.s.StartRun(ctx, startCmd("owned", "ann")); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if r := h.s.StartRun(ctx, startCmd("owned", "ben")); r.Error == nil || r.Error.Code != contracts.CodeRunNotFound || r.Resumed {
+		t.Fatalf("another actor's start of the run answered %+v, want %s", r, contracts.CodeRunNotFound)
+	}
+	if r := h.s.CancelRun(ctx, contracts.CancelRun{RunID: "owned", Actor: contracts.Actor{ID: "ben"}}); r.Error == nil || r.Error.Code != contracts.CodeRunNotFound {
+		t.Fatalf("another actor's cancel answered %+v, want %s", r, contracts.CodeRunNotFound)
+	}
+	es, err := h.s.ledger.Read(ctx, "owned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := ledger.Fold("owned", es); rec.Status.Terminal() {
+		t.Fatalf("another actor's cancel ended the run: %s", rec.Status)
+	}
+	if r := h.s.CancelRun(ctx, contracts.CancelRun{RunID: "owned", Actor: contracts.Actor{ID: "ann"}}); r.Error != nil || r.Status != contracts.StatusCancelled {
+		t.Fatalf("the actor's own cancel answered %+v", r)
+	}
+}
+
+// TestCancelStopsTheStatementInFlight (issue 17, item 18): cancelling a run
+// tells the engine's executors to stop the step it has in flight (an
+// exec-cancel naming the run and the step), not only the drive.
+func TestCancelStopsTheStatementInFlight(t *testing.T) {
+	srv := natstest.Start(t)
+	h := newHarnessOn(t, srv, Config{})
+	startable(t, h.js)
+	const q = "SELECT count(*) FROM forever"
+	h.model.script = reads(q)
+	asked := make(chan struct{})
+	var once sync.Once
+	h.exec.answer = func(int, contracts.ExecRequest) (contracts.ExecReply, error) {
+		once.Do(func() { close(asked) })
+		time.Sleep(time.Second) // the statement runs at the database
+		return contracts.ExecReply{}, fmt.Errorf("%w: interrupted", errNoReply)
+	}
+	watch := srv.Connect()
+	cancels, err := watch.SubscribeSync(contracts.ExecCancelSubject(contracts.EngineSQLite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := watch.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if r := h.s.StartRun(ctx, startCmd("stopped", "ann")); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	<-asked
+	if r := h.s.CancelRun(ctx, contracts.CancelRun{RunID: "stopped", Actor: contracts.Actor{ID: "ann"}}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	m, err := cancels.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no exec-cancel reached the executors: %v", err)
+	}
+	var c contracts.ExecCancel
+	if err := json.Unmarshal(m.Data, &c); err != nil || c.RunID != "stopped" || c.StepID != stepOf(q) {
+		t.Fatalf("exec-cancel %s (%v), want run stopped step %s", m.Data, err, stepOf(q))
+	}
+}
+
+// hookedKV is the real lease bucket with a hook run after each Get: a test
+// puts another claimant's move between a claim's read and its write.
+type hookedKV struct {
+	jetstream.KeyValue
+	afterGet func()
+}
+
+func (k *hookedKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	e, err := k.KeyValue.Get(ctx, key)
+	if k.afterGet != nil {
+		f := k.afterGet
+		k.afterGet = nil
+		f()
+	}
+	return e, err
+}
+
+// TestRetakingALapsedLeaseIsACompareAndSet (issue 17, item 18): two
+// orchestrators that both see a lapsed lease and both try to take it: the
+// one that writes second, at the revision it read, is refused, so only one
+// of them drives the run.
+func TestRetakingALapsedLeaseIsACompareAndSet(t *testing.T) {
+	ctx := context.Background()
+	kv, err := natstest.Start(t).JetStream().KeyValue(ctx, contracts.LeasesBucket) // no orchestrator sweeps it
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead, _ := json.Marshal(leaseValue{Owner: "dead", Expires: time.Now().Add(-time.Minute)})
+	if _, err := kv.Put(ctx, "lapsed", dead); err != nil {
+		t.Fatal(err)
+	}
+	b := &leases{kv: kv, owner: "b", ttl: time.Minute, now: time.Now}
+	hooked := &hookedKV{KeyValue: kv}
+	a := &leases{kv: hooked, owner: "a", ttl: time.Minute, now: time.Now}
+	var bErr error
+	hooked.afterGet = func() { _, bErr = b.claim(ctx, "lapsed") } // B takes it between A's read and A's write
+	_, aErr := a.claim(ctx, "lapsed")
+	if bErr != nil {
+		t.Fatal(bErr)
+	}
+	if !errors.Is(aErr, errLeaseHeld) {
+		t.Fatalf("A's claim at a stale revision answered %v, want errLeaseHeld: both would drive the run", aErr)
+	}
+	e, err := kv.Get(ctx, "lapsed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) != nil || v.Owner != "b" {
+		t.Fatalf("the lease is %s, want B's", e.Value())
+	}
+}

@@ -67,11 +67,16 @@ func (l *leases) claim(ctx context.Context, runID string) (uint64, error) {
 // meanwhile; any other error (a timeout, a JetStream leader election) says
 // nothing about who holds it, and the renewal is tried again.
 func (l *leases) renew(ctx context.Context, runID string, rev uint64) (uint64, error) {
-	next, err := l.kv.Update(ctx, runID, l.value(), rev)
+	next, err := l.extend(ctx, runID, rev)
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, fmt.Errorf("%w: %w", errLeaseLost, err)
 	}
 	return next, err
+}
+
+// extend writes the lease anew at revision rev.
+func (l *leases) extend(ctx context.Context, runID string, rev uint64) (uint64, error) {
+	return l.kv.Update(ctx, runID, l.value(), rev)
 }
 
 // errLeaseLost is a renewal refused because the lease is no longer the one
@@ -89,12 +94,12 @@ func (l *leases) handOff(ctx context.Context, runID string, rev uint64) error {
 	if err == nil {
 		return nil
 	}
-	e, gerr := l.kv.Get(ctx, runID)
-	if gerr != nil || e.Revision() <= rev {
+	e, lookErr := l.kv.Get(ctx, runID)
+	if lookErr != nil || e.Revision() <= rev {
 		return err
 	}
 	var v leaseValue
-	if json.Unmarshal(e.Value(), &v) != nil || v.Owner != l.owner {
+	if json.Unmarshal(e.Value(), &v) != nil || l.owner != v.Owner {
 		return err
 	}
 	_, err = l.kv.Update(ctx, runID, lapsed, e.Revision())
