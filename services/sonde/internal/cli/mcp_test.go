@@ -455,8 +455,11 @@ func TestMCPHostileCorporaRefused(t *testing.T) {
 			for _, sql := range sqliteHostile {
 				e := wantToolError(t, sql, toolCall(t, cs, "run_query", map[string]any{"connection_id": "demo", "sql": sql}))
 				codes[e.Error.Code]++
-				if e.Error.Status != http.StatusUnprocessableEntity || e.Error.Fix == "" {
-					t.Errorf("%.80q: %+v, want a guard refusal (422) with a fix", sql, e.Error)
+				// A statement over the executor's size limit is the
+				// request's own mistake: 400 bad_request.
+				tooBig := e.Error.Code == contracts.RefuseBadRequest && e.Error.Status == http.StatusBadRequest
+				if e.Error.Status != http.StatusUnprocessableEntity && !tooBig || e.Error.Fix == "" {
+					t.Errorf("%.80q: %+v, want a guard refusal (422) or bad_request (400) with a fix", sql, e.Error)
 				}
 			}
 			answered := 0
