@@ -86,3 +86,5 @@ m browser-edge-off ./services/sonde/e2e/ 'TestBrowserEdgeRefusesCrossSiteAndRebi
 # A parameter the executor cannot bind is the caller's mistake: 400.
 m param-mistake-not-400 "$gwp" 'TestParameterMistakesAre400' - \
 	services/gateway/query.go 'case contracts.RefuseBadRequest:' 'case "never":'
+m describe-name-left-escaped ./services/gateway/ 'TestDescribeTakesAnEscapedTableName' - \
+	services/gateway/tables.go '	if c.Request().URL.RawPath == "" {' '	if true || c.Request().URL.RawPath == "" {'

@@ -97,7 +97,13 @@ func TestMemoryBudgetHoldsUnderWideValues(t *testing.T) {
 					tooLarge := r.Status == contracts.ExecRefused &&
 						(r.Refusal.Code == contracts.RefuseResultTooLarge || r.Refusal.Code == contracts.RefuseTooComplex)
 					truncated := r.Status == contracts.ExecOK && r.Artifact.Truncated
-					if !tooLarge && !(profile == contracts.ProfileInspect && truncated) {
+					// Under the race detector SQLite builds an aggregate so
+					// slowly that the deadline may end it before the heap
+					// limit does; the memory bound above still holds, and the
+					// plain run (make mutants) pins the refusal.
+					slowed := raceEnabled && c.conn.Engine == contracts.EngineSQLite &&
+						r.Status == contracts.ExecError && r.Error != nil && r.Error.Class == contracts.DBTimeout
+					if !tooLarge && !(profile == contracts.ProfileInspect && truncated) && !slowed {
 						t.Errorf("read %d: %+v", i, r)
 					}
 				}

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/sondehq/sonde/services/gateway"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +368,31 @@ func TestParameterMistakesAre400(t *testing.T) {
 	status, _, body := e.call(http.MethodPost, api.PathQuery, tokAlice, `{"connectionId":"shop","sql":"select ?","params":[{"a":1}]}`)
 	if er := wantError(t, status, body, http.StatusBadRequest, contracts.RefuseBadRequest); er.Fix == "" {
 		t.Fatalf("no fix: %s", body)
+	}
+}
+
+// TestDescribeTakesAnEscapedTableName: a table whose name needs escaping in
+// a path (a space, a slash, a '<', a '%') reaches the executor as the name
+// itself, not in its escaped form.
+func TestDescribeTakesAnEscapedTableName(t *testing.T) {
+	e := newEnv(t)
+	e.putConnection(contracts.ConnectionDescriptor{ID: "shop", Engine: contracts.EngineSQLite, Identity: "id-shop"})
+	asked := make(chan string, 4)
+	e.respond(contracts.ExecSubject(contracts.EngineSQLite, contracts.OpInventory), func(b []byte) any {
+		var req contracts.ExecRequest
+		_ = json.Unmarshal(b, &req)
+		asked <- req.Table
+		return contracts.ExecReply{Status: contracts.ExecOK, Inventory: &contracts.Inventory{}}
+	})
+	for _, name := range []string{"order items", "a/b", "<x>", "50%"} {
+		e.call(http.MethodGet, api.PathConnections+"/shop/tables/"+url.PathEscape(name), tokAlice, "")
+		select {
+		case got := <-asked:
+			if got != name {
+				t.Errorf("asked for %q, want %q", got, name)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%q never reached the executor", name)
+		}
 	}
 }

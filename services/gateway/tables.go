@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -48,7 +49,10 @@ func (g *Gateway) describeTable(c echo.Context) error {
 	if _, err := actor(c); err != nil {
 		return err
 	}
-	name := c.Param("table")
+	name, err := unescapedParam(c, "table")
+	if err != nil {
+		return err
+	}
 	if strings.TrimSpace(name) == "" {
 		return badRequest(contracts.CodeBadRequest, "the request names no table", "name one as name or schema.name")
 	}
@@ -149,4 +153,21 @@ func (g *Gateway) explain(c echo.Context) error {
 	}
 	res := queryResponse(art, reply)
 	return c.JSON(http.StatusOK, api.ExplainResponse{ConnectionID: d.ID, SQL: req.SQL, Plan: *reply.Plan, Columns: res.Columns, Rows: res.Rows})
+}
+
+// unescapedParam is the path parameter name as the client meant it: the router
+// matches the escaped path whenever the client escaped something (a table
+// named "a b" or "x/y" arrives as a%20b or x%2Fy), and then hands the
+// parameter over still escaped.
+func unescapedParam(c echo.Context, name string) (string, error) {
+	v := c.Param(name)
+	if c.Request().URL.RawPath == "" {
+		return v, nil
+	}
+	u, err := url.PathUnescape(v)
+	if err != nil {
+		return "", badRequest(contracts.CodeBadRequest, fmt.Sprintf("the %s in the path is not validly escaped", name),
+			"escape the name with percent-encoding (encodeURIComponent)")
+	}
+	return u, nil
 }

@@ -442,8 +442,8 @@ func TestConsoleScripted(t *testing.T) {
 		t.Errorf("the model's prose reads %q", prose)
 	}
 	inert := evalIn[map[string]any](b, `({title: document.title, imgs: document.querySelectorAll('img').length,
-		scripts: document.querySelectorAll('script').length, bold: document.querySelectorAll('#run b, #history b').length})`)
-	if inert["title"] != "Sonde console" || inert["imgs"] != float64(0) || inert["scripts"] != float64(1) || inert["bold"] != float64(0) {
+		scripts: document.querySelectorAll('script:not([src^="/console/"])').length, bold: document.querySelectorAll('#run b, #history b').length})`)
+	if inert["title"] != "Sonde console" || inert["imgs"] != float64(0) || inert["scripts"] != float64(0) || inert["bold"] != float64(0) {
 		t.Errorf("hostile text became markup: %v", inert)
 	}
 	if v := evalIn[string](b, `document.querySelector('#answer .verdict').textContent`); !strings.Contains(v, "answered") {
