@@ -304,9 +304,9 @@ func (r *restartable) Dial(network, _ string) (net.Conn, error) {
 	return net.Dial(network, r.addr.Load().(string))
 }
 
-func (r *restartable) connect() *nats.Conn {
-	nc, err := nats.Connect(r.srv.ClientURL(), nats.SetCustomDialer(r), nats.MaxReconnects(-1),
-		nats.ReconnectWait(20*time.Millisecond), nats.ReconnectBufSize(8<<20))
+func (r *restartable) connect(opts ...nats.Option) *nats.Conn {
+	nc, err := nats.Connect(r.srv.ClientURL(), append([]nats.Option{nats.SetCustomDialer(r), nats.MaxReconnects(-1),
+		nats.ReconnectWait(20 * time.Millisecond), nats.ReconnectBufSize(8 << 20)}, opts...)...)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -323,7 +323,9 @@ func (r *restartable) connect() *nats.Conn {
 // stopped, leaving the run to wait out its lease.
 func TestDriveRidesOutAStreamThatStopsAnswering(t *testing.T) {
 	r := startRestartable(t)
-	nc := r.connect()
+	// Nothing is buffered while the server is away: every request fails at
+	// once, as during a leader election, so every renewal meanwhile fails.
+	nc := r.connect(nats.ReconnectBufSize(-1))
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -345,8 +347,8 @@ func TestDriveRidesOutAStreamThatStopsAnswering(t *testing.T) {
 	t.Cleanup(s.Stop)
 	model.wait = func(_ context.Context, n int) error {
 		if n == 0 {
-			// The turn answers while JetStream is gone for longer than one
-			// request waits (5 s), well inside the lease's 15 s.
+			// The turn answers while JetStream is gone for longer than a
+			// renewal's interval (5 s), well inside the lease's 15 s.
 			r.srv.Stop()
 			time.AfterFunc(6*time.Second, r.start)
 		}
