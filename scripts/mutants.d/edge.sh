@@ -88,3 +88,9 @@ m param-mistake-not-400 "$gwp" 'TestParameterMistakesAre400' - \
 	services/gateway/query.go 'case contracts.RefuseBadRequest:' 'case "never":'
 m describe-name-left-escaped ./services/gateway/ 'TestDescribeTakesAnEscapedTableName' - \
 	services/gateway/tables.go '	if c.Request().URL.RawPath == "" {' '	if true || c.Request().URL.RawPath == "" {'
+# A SQLite statement bound with the wrong number of values is the caller's
+# mistake (400), not a database failure.
+m sqlite-param-count-unchecked ./services/executor/internal/sqlite/ 'TestParameterCountMismatchIsTheCallersMistake' - \
+	services/executor/internal/sqlite/engine.go '	case n != len(params):' '	case false && n != len(params):'
+m sqlite-named-params-unrefused ./services/executor/internal/sqlite/ 'TestParameterCountMismatchIsTheCallersMistake' - \
+	services/executor/internal/sqlite/engine.go '	case named:' '	case false && named:'

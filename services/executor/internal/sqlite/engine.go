@@ -310,6 +310,15 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 	if err != nil {
 		return failed, err
 	}
+	switch n, named := guardsqlite.Parameters(req.SQL, MaxParams); {
+	case named:
+		return Result{}, refuse.New(refuse.BadRequest, "the statement names a parameter (:name, @name or $name), which a list of values cannot bind",
+			"write ? or ?NNN for each parameter and bind the values in that order")
+	case n != len(params):
+		return Result{}, refuse.New(refuse.BadRequest,
+			fmt.Sprintf("the statement has %d parameters and %d values were bound", n, len(params)),
+			"bind exactly one value per parameter, in order (?NNN is parameter NNN)")
+	}
 	res, err := e.run(ctx, conn, rd.Text, rd.CTEs, params, req.Limits, req.Timeout)
 	res.Fingerprint = rd.Fingerprint()
 	return res, err
