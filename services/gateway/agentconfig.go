@@ -118,7 +118,9 @@ func (g *Gateway) capabilityGate(ctx context.Context, mode contracts.Mode) error
 		return nil
 	}
 	reply, err := g.probeModel(ctx, contracts.ModelProbeRequest{Capabilities: true}, capabilityProbeTimeout)
-	if err != nil || len(reply.Missing) == 0 {
+	// Only what the probe watched fail refuses; what it could not observe
+	// (Missing, not Disproved) starts as before.
+	if err != nil || len(reply.Disproved) == 0 {
 		return nil
 	}
 	g.log.Warn("agent run refused by the capability probe", "provider", reply.Provider, "model", reply.Model,

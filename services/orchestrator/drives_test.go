@@ -17,6 +17,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/natstest"
+	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -528,5 +529,38 @@ func TestRetakingALapsedLeaseIsACompareAndSet(t *testing.T) {
 	var v leaseValue
 	if json.Unmarshal(e.Value(), &v) != nil || v.Owner != "b" {
 		t.Fatalf("the lease is %s, want B's", e.Value())
+	}
+}
+
+// TestStartWaitsForABucketNotYetVisible (issue 17, item 16): an orchestrator
+// started while the lease bucket does not exist yet (in a cluster, one
+// another process just created may not be visible from this node) waits
+// for it instead of exiting with "bucket sonde_leases not found".
+func TestStartWaitsForABucketNotYetVisible(t *testing.T) {
+	srv := natstest.Start(t)
+	js := srv.JetStream()
+	ctx := context.Background()
+	if err := js.DeleteKeyValue(ctx, contracts.LeasesBucket); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(500*time.Millisecond, func() {
+		_ = natsx.Resources{Only: []string{contracts.LeasesBucket}}.Ensure(ctx, js)
+	})
+	s, err := New(Config{Logger: discard(), SweepInterval: time.Hour, StartWait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx, srv.Connect()); err != nil {
+		t.Fatalf("start before the bucket was visible: %v", err)
+	}
+	s.Stop()
+
+	// One that never appears is reported once the wait is spent.
+	if err := js.DeleteKeyValue(ctx, contracts.LeasesBucket); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = New(Config{Logger: discard(), SweepInterval: time.Hour, StartWait: 300 * time.Millisecond})
+	if err := s.Start(ctx, srv.Connect()); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Fatalf("start without the bucket: %v, want bucket not found", err)
 	}
 }
