@@ -62,3 +62,5 @@ m gate-refuses-without-disproof ./services/gateway/ 'TestCapabilityGateRefusesOn
 # Item 16: a stream or bucket not yet visible at start is waited for.
 m start-gives-up-on-a-missing-bucket "$orch" 'TestStartWaitsForABucketNotYetVisible' - \
 	"$sv" 'if err == nil || !transientOpen(err) {' 'if true {'
+m late-start-answered-as-unknown ./services/gateway/ 'TestStartCreatedButAnsweredLateIs202' - \
+	"$gr" 'return g.settleStart(ctx, a, req, cmd.RunID, cmd.NotAfter)' 'return api.StartRunResponse{}, false, err'
