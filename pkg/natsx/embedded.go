@@ -47,6 +47,12 @@ type EmbeddedConfig struct {
 	// SyncInterval overrides DefaultSyncInterval; SyncAlways fsyncs every write.
 	SyncInterval time.Duration
 	SyncAlways   bool
+	// MaxStore bounds JetStream's file store in bytes. Zero leaves the
+	// server's own limit, three quarters of the disk space free when it
+	// starts — fixed from then on, so a disk that was nearly full at start
+	// keeps a tiny limit and one that fills up later runs out before the
+	// limit is reached. Set it to say what the store may take.
+	MaxStore int64
 }
 
 // EmbeddedUser is a user of the embedded server, allowed every subject.
@@ -77,14 +83,18 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		return nil, fmt.Errorf("natsx: JetStream store: %w", err)
 	}
 	opts := &server.Options{
-		ServerName:   "sonde-embedded",
-		JetStream:    true,
-		StoreDir:     cfg.StoreDir,
-		NoSigs:       true,
-		NoLog:        true,
-		DontListen:   cfg.Listen == "",
-		SyncInterval: cfg.SyncInterval,
-		SyncAlways:   cfg.SyncAlways,
+		ServerName:        "sonde-embedded",
+		JetStream:         true,
+		StoreDir:          cfg.StoreDir,
+		NoSigs:            true,
+		NoLog:             true,
+		DontListen:        cfg.Listen == "",
+		SyncInterval:      cfg.SyncInterval,
+		SyncAlways:        cfg.SyncAlways,
+		JetStreamMaxStore: cfg.MaxStore,
+	}
+	if cfg.MaxStore < 0 {
+		return nil, fmt.Errorf("natsx: JetStream store limit %d is negative", cfg.MaxStore)
 	}
 	if opts.SyncInterval == 0 {
 		opts.SyncInterval = DefaultSyncInterval

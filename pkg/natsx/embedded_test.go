@@ -1,6 +1,7 @@
 package natsx_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sondehq/sonde/pkg/natsx"
 )
@@ -129,5 +131,35 @@ func TestCheckWritableDirReadOnlyMount(t *testing.T) {
 	}
 	if err := natsx.CheckWritableDir(dir); err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "not writable") {
 		t.Fatalf("CheckWritableDir(%s) = %v", dir, err)
+	}
+}
+
+// TestEmbeddedStoreLimit: a configured limit is the store's limit: a stream
+// that reserves more than it is refused, one within it is created; a negative one is refused at start.
+func TestEmbeddedStoreLimit(t *testing.T) {
+	const limit = 1 << 20
+	e, err := natsx.StartEmbedded(natsx.EmbeddedConfig{StoreDir: t.TempDir(), MaxStore: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	nc, err := e.Connect("limit-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "SMALL", Subjects: []string{"small"}, MaxBytes: limit / 2}); err != nil {
+		t.Fatalf("a stream within the store limit: %v", err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BIG", Subjects: []string{"big"}, MaxBytes: 2 * limit}); err == nil {
+		t.Fatal("a stream asking for twice the store limit was created")
+	}
+	if _, err := natsx.StartEmbedded(natsx.EmbeddedConfig{StoreDir: t.TempDir(), MaxStore: -1}); err == nil {
+		t.Fatal("a negative store limit was accepted")
 	}
 }

@@ -94,3 +94,6 @@ m sqlite-param-count-unchecked ./services/executor/internal/sqlite/ 'TestParamet
 	services/executor/internal/sqlite/engine.go '	case n != len(params):' '	case false && n != len(params):'
 m sqlite-named-params-unrefused ./services/executor/internal/sqlite/ 'TestParameterCountMismatchIsTheCallersMistake' - \
 	services/executor/internal/sqlite/engine.go '	case named:' '	case false && named:'
+# The embedded store's limit is what the operator configured.
+m store-limit-ignored ./pkg/natsx/ 'TestEmbeddedStoreLimit' - \
+	pkg/natsx/embedded.go 'JetStreamMaxStore: cfg.MaxStore,' 'JetStreamMaxStore: 0,'

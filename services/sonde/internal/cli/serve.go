@@ -63,6 +63,7 @@ type serveOptions struct {
 	connections string
 	natsURL     string
 	natsListen  string
+	storeMB     int64
 	natsUser    string
 	natsPass    string
 	natsCreds   string
@@ -125,6 +126,7 @@ with LLM_PROVIDER, LLM_MODEL, LLM_API_KEY and LLM_API_URL.`,
 	f.StringVar(&o.connections, "connections", "", "connections YAML file (read by executors only)")
 	f.StringVar(&o.natsURL, "nats", "", "external NATS server URL; empty runs an embedded server")
 	f.StringVar(&o.natsListen, "nats-listen", "", "also serve the embedded NATS server on this TCP address")
+	f.Int64Var(&o.storeMB, "store-limit-mb", 0, "most MiB the embedded NATS server's JetStream store may take (0: three quarters of the disk space free at start)")
 	f.StringVar(&o.natsUser, "nats-user", "", "NATS user on the external server (--nats); its password comes from SONDE_NATS_PASSWORD")
 	f.StringVar(&o.natsPass, "nats-password", "", "password of --nats-user; prefer SONDE_NATS_PASSWORD, since a command line is visible to other users (ps)")
 	f.StringVar(&o.natsCreds, "nats-creds", "", "NATS credentials file (user JWT and NKey seed) for the external server, instead of --nats-user")
@@ -440,7 +442,10 @@ func connectNATS(o serveOptions, log *slog.Logger, children bool) (*nats.Conn, f
 		}
 		return nc, nc.Close, childNATS{url: o.natsURL, user: o.natsUser, password: o.natsPass, creds: o.natsCreds}, nil
 	}
-	cfg := natsx.EmbeddedConfig{StoreDir: filepath.Join(o.dataDir, "nats"), Listen: o.natsListen, Logger: log}
+	if o.storeMB < 0 {
+		return nil, nil, childNATS{}, fmt.Errorf("--store-limit-mb %d: give a number of MiB, or 0 for the server's own limit", o.storeMB)
+	}
+	cfg := natsx.EmbeddedConfig{StoreDir: filepath.Join(o.dataDir, "nats"), Listen: o.natsListen, Logger: log, MaxStore: o.storeMB << 20}
 	var self []nats.Option
 	var child childNATS
 	if children {
