@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -25,7 +23,6 @@ import (
 
 // Limits on what a caller may send.
 const (
-	maxBodyBytes      = 1 << 20
 	maxObjectiveBytes = 16 << 10
 )
 
@@ -36,7 +33,7 @@ func (g *Gateway) startRun(c echo.Context) error {
 		return err
 	}
 	var req api.StartRunRequest
-	if err := decodeBody(c, &req); err != nil {
+	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
 	key := c.Request().Header.Get(api.HeaderIdempotencyKey)
@@ -399,45 +396,6 @@ func (g *Gateway) ownedRun(ctx context.Context, a contracts.Actor, runID string)
 		return contracts.Record{}, runNotFound(runID)
 	}
 	return rec, nil
-}
-
-// decodeBody decodes a JSON body strictly: one object, no unknown fields.
-// A body declared as anything but application/json is refused, so that a
-// web page elsewhere cannot post to the API as a "simple" cross-site request
-// (a browser always declares a text/plain or form body, which needs no CORS
-// preflight; a JSON one does, and the preflight is refused unless the
-// origin is configured). A body with no declared type (a script's) is read.
-func decodeBody(c echo.Context, v any) error {
-	r := c.Request()
-	if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
-			return fail(http.StatusUnsupportedMediaType, api.CodeUnsupportedMediaType,
-				fmt.Sprintf("the request body is sent as %q, not application/json", r.Header.Get(echo.HeaderContentType)),
-				"send the JSON object with Content-Type: application/json")
-		}
-	}
-	body := http.MaxBytesReader(c.Response(), r.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			err = errors.New("unexpected data after the JSON object")
-		}
-	}
-	var tooLarge *http.MaxBytesError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &tooLarge):
-		return fail(http.StatusRequestEntityTooLarge, contracts.CodeBadRequest,
-			fmt.Sprintf("the request body is larger than %d bytes", maxBodyBytes), "send a smaller body")
-	case errors.Is(err, io.EOF):
-		return badRequest(contracts.CodeBadRequest, "the request body is empty", "send a JSON object")
-	default:
-		return badRequest(contracts.CodeBadRequest, "malformed request body: "+err.Error(),
-			"send one JSON object with only the documented fields")
-	}
 }
 
 // newRunID is "r" and a lowercase ULID: unique, time-ordered and a valid
