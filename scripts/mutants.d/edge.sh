@@ -97,3 +97,7 @@ m sqlite-named-params-unrefused ./services/executor/internal/sqlite/ 'TestParame
 # The embedded store's limit is what the operator configured.
 m store-limit-ignored ./pkg/natsx/ 'TestEmbeddedStoreLimit' - \
 	pkg/natsx/embedded.go 'JetStreamMaxStore: cfg.MaxStore,' 'JetStreamMaxStore: 0,'
+m pg-param-count-unchecked ./services/executor/internal/postgres/ 'TestParameterCountMismatchIsTheCallersMistake' pg \
+	services/executor/internal/postgres/plan.go '	if uses.Parameters != len(req.Params) {' '	if false && uses.Parameters != len(req.Params) {'
+m pg-uses-parameters-unreported ./services/executor/internal/postgres/ 'TestParameterCountMismatchIsTheCallersMistake' pg \
+	pkg/guard/postgres/walk.go '		w.uses.Parameters = max(w.uses.Parameters, int(x.Number))' '		_ = x'

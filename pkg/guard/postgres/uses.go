@@ -70,6 +70,9 @@ type Uses struct {
 	// classes of the tables read are a property of those tables, not of the
 	// statement, and are not reported here.
 	Ordering bool
+	// Parameters is the highest parameter number written ($3 makes 3): the
+	// number of values PostgreSQL expects bound to the statement.
+	Parameters int
 }
 
 // QualifiedFunction is a function call written with a schema.

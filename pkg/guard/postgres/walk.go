@@ -369,6 +369,8 @@ func (w *walker) walk(m protoreflect.Message) {
 		}
 	case *pg_query.ColumnRef:
 		w.columnRef(x)
+	case *pg_query.ParamRef:
+		w.uses.Parameters = max(w.uses.Parameters, int(x.Number))
 	case *pg_query.A_Indirection:
 		for _, f := range x.Indirection {
 			if s := f.GetString_(); s != nil {
