@@ -101,3 +101,5 @@ m pg-param-count-unchecked ./services/executor/internal/postgres/ 'TestParameter
 	services/executor/internal/postgres/plan.go '	if uses.Parameters != len(req.Params) {' '	if false && uses.Parameters != len(req.Params) {'
 m pg-uses-parameters-unreported ./services/executor/internal/postgres/ 'TestParameterCountMismatchIsTheCallersMistake' pg \
 	pkg/guard/postgres/walk.go '		w.uses.Parameters = max(w.uses.Parameters, int(x.Number))' '		_ = x'
+m duckdb-param-count-unchecked ./services/executor/internal/duckdb/ 'TestParameterCountMismatchIsTheCallersMistake' - \
+	services/executor/internal/duckdb/engine.go '		if n := s.NumInput(); n >= 0 && n != bound {' '		if n := s.NumInput(); false && n >= 0 && n != bound {'

@@ -292,7 +292,7 @@ func (e *Engine) Read(ctx context.Context, req engine.Request) (Result, error) {
 // keeping the statement's own names. Errors as for Read.
 func (e *Engine) run(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration) (res Result, err error) {
 	res.SQL = stmt
-	ctx, conn, cols, release, err := e.agreed(ctx, stmt, timeout)
+	ctx, conn, cols, release, err := e.agreed(ctx, stmt, len(params), timeout)
 	if err != nil {
 		return res, err
 	}
@@ -366,7 +366,7 @@ func (e *Engine) failed(err error, timeout time.Duration) error {
 // (engineAgrees, whose columns it returns). Everything sent about stmt — the
 // read, its plan — goes through here. release returns the connection and
 // ends the deadline.
-func (e *Engine) agreed(ctx context.Context, stmt string, timeout time.Duration) (context.Context, *sql.Conn, []column, func(), error) {
+func (e *Engine) agreed(ctx context.Context, stmt string, bound int, timeout time.Duration) (context.Context, *sql.Conn, []column, func(), error) {
 	cancel := func() {}
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -382,7 +382,7 @@ func (e *Engine) agreed(ctx context.Context, stmt string, timeout time.Duration)
 		return ctx, nil, nil, nil, classify(err, timeout)
 	}
 	release := func() { conn.Close(); cancel() }
-	cols, err := engineAgrees(conn, stmt, timeout)
+	cols, err := engineAgrees(conn, stmt, bound, timeout)
 	if err != nil {
 		release()
 		return ctx, nil, nil, nil, err
@@ -397,8 +397,10 @@ func (e *Engine) agreed(ctx context.Context, stmt string, timeout time.Duration)
 // A statement DuckDB fails to bind (a missing column, say) is the database's
 // error, classified; anything else the driver refuses is an engine_parse
 // refusal. It returns the statement's columns as the prepare names and types
-// them (preparedColumns: nil when a parameter leaves them untyped).
-func engineAgrees(conn *sql.Conn, stmt string, timeout time.Duration) ([]column, error) {
+// them (preparedColumns: nil when a parameter leaves them untyped). A
+// statement that takes a number of parameters other than the bound values
+// is the caller's mistake (bad_request), said before anything runs.
+func engineAgrees(conn *sql.Conn, stmt string, bound int, timeout time.Duration) ([]column, error) {
 	var (
 		verdict error
 		cols    []column
@@ -431,6 +433,12 @@ func engineAgrees(conn *sql.Conn, stmt string, timeout time.Duration) ([]column,
 		if t != duckdb.STATEMENT_TYPE_SELECT {
 			verdict = guard.Refuse(contracts.RefuseEngineParse,
 				fmt.Sprintf("DuckDB reads this as a statement of type %d, not a SELECT", t), "send one plain SELECT")
+			return nil
+		}
+		if n := s.NumInput(); n >= 0 && n != bound {
+			verdict = &contracts.Refusal{Code: contracts.RefuseBadRequest,
+				Reason: fmt.Sprintf("the statement has %d parameters and %d values were bound", n, bound),
+				Fix:    "bind exactly one value per parameter, in order ($1 or ? first)"}
 			return nil
 		}
 		cols, err = preparedColumns(s)

@@ -84,7 +84,7 @@ func (e *Engine) Plan(ctx context.Context, req engine.Request) (Result, contract
 // SELECT, then the plan's rows collected under limits.
 func (e *Engine) explain(ctx context.Context, stmt string, params []any, limits rowset.Limits, timeout time.Duration) (res Result, err error) {
 	res.SQL = explainPrefix + stmt
-	ctx, conn, _, release, err := e.agreed(ctx, stmt, timeout)
+	ctx, conn, _, release, err := e.agreed(ctx, stmt, len(params), timeout)
 	if err != nil {
 		return res, err
 	}
