@@ -402,13 +402,17 @@ for i in "${selected[@]}"; do
 	[[ "${needs[$i]}" == pg && -z "${SONDE_TEST_PG_URL:-}" ]] && continue
 	together[${pkgs[$i]}]+="${together[${pkgs[$i]}]:+|}${runs[$i]}"
 done
-for pkg in "${!together[@]}"; do
+# check_baseline PKG: runs PKG's focused tests unmutated, in the worker's
+# tree (which warms its build cache for the mutants that follow), and sets
+# baseline[PKG].
+check_baseline() {
+	local pkg=$1 log
 	log="$scratch/logs/baseline-$(printf '%s' "$pkg" | tr -c 'a-zA-Z0-9' _).log"
 	baseline[$pkg]="$(focus "$pkg" "${together[$pkg]}" "$log")"
 	if [[ "${baseline[$pkg]}" != pass ]]; then
 		echo "mutants: the unmutated tests of $pkg do not pass (${baseline[$pkg]}): see $log" >&2
 	fi
-done
+}
 # run_one I: prints the mutant's result line and its outcome word.
 run_one() {
 	local i=$1 name="${names[$1]}" pkg="${pkgs[$1]}" run="${runs[$1]}" why result
@@ -450,7 +454,12 @@ for ((w = 0; w < jobs; w++)); do
 	(
 		tree="$scratch/tree$w" pristine="$scratch/pristine$w"
 		for i in "${selected[@]}"; do
-			[[ "${worker[${pkgs[$i]}]}" == "$w" ]] && run_one "$i"
+			pkg="${pkgs[$i]}"
+			[[ "${worker[$pkg]}" == "$w" ]] || continue
+			if [[ -z "${baseline[$pkg]:-}" ]]; then
+				if [[ -n "${together[$pkg]:-}" ]]; then check_baseline "$pkg"; else baseline[$pkg]=pass; fi
+			fi
+			run_one "$i"
 		done
 	) >"$scratch/logs/worker$w.out" &
 	pids+=($!)
