@@ -29,8 +29,12 @@ m append-not-retried ./pkg/ledger/ 'TestAppendRetriesAcrossAServerThatStopsAnswe
 m append-retry-unbounded ./pkg/ledger/ 'TestAppendRetryIsBounded' - \
 	"$lg" 'l.retryFor < 0 || time.Since(began) >= l.retryFor {' 'l.retryFor < 0 || time.Since(began) < 0 {'
 # Item 15: a 503 for a start means the run was not created.
+# Both lines that keep a late start from creating its run: the check before
+# the lease is claimed and the header append bounded by the deadline (each
+# alone still creates nothing, so one alone is no breakage).
 m start-past-its-deadline-created "$orch" 'TestStartPastItsCallersDeadlineCreatesNothing' - \
-	"$cm" $'\tif late(cmd, s.cfg.Now()) {\n\t\treturn expired(cmd)\n\t}\n\t// One start' $'\t// One start'
+	"$cm" $'\tif late(cmd, s.cfg.Now()) {\n\t\treturn expired(cmd)\n\t}\n\t// One start' $'\t// One start' \
+	"$cm" 'hctx, cancel = context.WithDeadline(ctx, cmd.NotAfter)' 'hctx, cancel = context.WithCancel(ctx)'
 m gateway-sets-no-start-deadline "$e2e" 'TestFaults/StartAnsweredLateIsSettled$' - \
 	"$gr" 'cmd.NotAfter = time.Now().Add(runCommandTimeout)' ''
 # Item 10: an Idempotency-Key is the actor's own.
