@@ -72,11 +72,14 @@ func IsStorageFull(err error) bool {
 
 // JetStream error codes of a stream that cannot take a write now but will:
 // the system is temporarily unavailable (10008), the node asked is not the
-// leader (10009), the stream is offline (10118).
+// leader (10009), the stream is offline (10118), an earlier try with the same
+// message id is still being proposed (10158: a retry right after an election
+// meets its own first try, whose outcome a later try or the read-back learns).
 const (
 	errCodeClusterNotAvailable = 10008
 	errCodeClusterNotLeader    = 10009
 	errCodeStreamOffline       = 10118
+	errCodeDuplicateInProcess  = 10158
 )
 
 // unanswered reports a publish that got no answer from the stream, or one
@@ -87,7 +90,7 @@ func unanswered(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
-		case errCodeClusterNotAvailable, errCodeClusterNotLeader, errCodeStreamOffline:
+		case errCodeClusterNotAvailable, errCodeClusterNotLeader, errCodeStreamOffline, errCodeDuplicateInProcess:
 			return true
 		}
 		return false

@@ -68,3 +68,7 @@ m start-gives-up-on-a-missing-bucket "$orch" 'TestStartWaitsForABucketNotYetVisi
 	"$sv" 'if err == nil || !transientOpen(err) {' 'if true {'
 m late-start-answered-as-unknown ./services/gateway/ 'TestStartCreatedButAnsweredLateIs202' - \
 	"$gr" 'return g.settleStart(ctx, a, req, cmd.RunID, cmd.NotAfter)' 'return api.StartRunResponse{}, false, err'
+# A retry that meets its own first try still being proposed (10158) tries
+# again instead of failing the append.
+m duplicate-in-process-not-retried ./pkg/ledger/ 'TestUnansweredByCode' - \
+	pkg/ledger/errors.go 'errCodeStreamOffline, errCodeDuplicateInProcess:' 'errCodeStreamOffline:'
