@@ -40,10 +40,12 @@ m body-keys-any-case "$gwp" 'TestJSONBodiesAreStrict|TestStartRunRefusals' - \
 # ... and once ...
 m body-keys-repeated "$gwp" 'TestJSONBodiesAreStrict|TestStartRunRefusals' - \
 	"$body" 'if seen[key] {' 'if false && seen[key] {'
-# ... by the one decoder, on every body route (the run start's own decoder
-# is not strict).
+# ... by the one decoder, on every body route: the gate, and decodeJSON
+# behind it for a handler the gate did not serve (either alone keeps bodies
+# strict, so the mutant takes both away).
 m body-gate-not-applied "$gwp" 'TestStartRunRefusals|TestEveryRouteRefusesHostileIDs' - \
-	services/gateway/routes.go 'mw = append(mw, bodyGate(reflect.TypeOf(r.Request)))' '_ = reflect.TypeOf(r.Request)'
+	services/gateway/routes.go 'mw = append(mw, bodyGate(reflect.TypeOf(r.Request)))' '_ = reflect.TypeOf(r.Request)' \
+	"$body" $'\t_, err := decodeStrict(c.Response(), c.Request(), v)\n\treturn err' $'\treturn json.NewDecoder(c.Request().Body).Decode(v)'
 
 # Only Bearer authenticates, with tokens and without.
 m auth-any-scheme "$gwp" 'TestOnlyBearerAuthenticates' - \
