@@ -78,7 +78,7 @@ func checkWork(stmt []token) *contracts.Refusal {
 		case (t.kind == kWord || t.kind == kIdent) && patternCalls[strings.ToLower(t.name())] && i+1 < len(stmt) && stmt[i+1].op("("):
 			name := strings.ToLower(t.name())
 			close := matching(stmt, i+1)
-			args := splitArgs(stmt[i+2 : close])
+			args := splitList(stmt[i+2 : close])
 			for _, a := range args {
 				if what := builtIn(a); what != "" {
 					return refuseWork(name+"()", "an argument", what)
@@ -224,22 +224,4 @@ func matching(toks []token, i int) int {
 		}
 	}
 	return len(toks) - 1
-}
-
-// splitArgs splits a call's argument tokens at its top-level commas.
-func splitArgs(x []token) [][]token {
-	var args [][]token
-	depth, from := 0, 0
-	for i, t := range x {
-		switch {
-		case t.op("("):
-			depth++
-		case t.op(")"):
-			depth--
-		case t.op(",") && depth == 0:
-			args = append(args, x[from:i])
-			from = i + 1
-		}
-	}
-	return append(args, x[from:])
 }
