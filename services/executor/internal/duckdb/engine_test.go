@@ -16,6 +16,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2" // also the package-level driver, for writable fixtures
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/cputest"
 	"github.com/sondehq/sonde/pkg/guard/duckdb/duckdbtest"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
@@ -128,12 +129,12 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 			t.Errorf("%q: %v, want refusal %s", c.SQL, err, c.Code)
 		}
 		// Wall time: every line ends within twice its deadline (a refusal
-		// at once), and leaves no work running (workGone, below).
+		// at once), and leaves no work running (cputest.WorkGone).
 		if took := time.Since(start); took > 2*req.Timeout {
 			t.Errorf("%q: answered after %s, more than twice its %s deadline", c.SQL, took, req.Timeout)
 		}
 	}
-	workGone(t, "the hostile corpus")
+	cputest.WorkGone(t, "the hostile corpus")
 	for _, q := range []string{
 		"SELECT * FROM query('SELECT * FROM secrets')",
 		"SELECT * FROM query_table('secrets')",
@@ -184,7 +185,7 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 			t.Errorf("%q past the guard: ended after %s, more than twice its 2s deadline", c.SQL, took)
 		}
 	}
-	workGone(t, "the hostile corpus past the guard")
+	cputest.WorkGone(t, "the hostile corpus past the guard")
 	if after := digest(t, path); after != before {
 		t.Fatalf("the database file changed: %s -> %s", before, after)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/cputest"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 )
 
@@ -116,7 +117,7 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 		start := time.Now()
 		res, err := read(t, e, c.sql)
 		// Wall time: every line ends within twice its deadline, and leaves
-		// no work running (workGone, below).
+		// no work running (cputest.WorkGone).
 		if took := time.Since(start); took > 2*readTimeout {
 			t.Errorf("%.100q: answered after %s, more than twice its %s deadline", c.sql, took, readTimeout)
 		}
@@ -144,7 +145,7 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 			t.Errorf("%q: %s, want the authorizer's denial", c.sql, dbErr.Message)
 		}
 	}
-	workGone(t, "the hostile corpus")
+	cputest.WorkGone(t, "the hostile corpus")
 	e.Close()
 	if after := digest(t, path); after != before {
 		t.Fatal("the database file changed")

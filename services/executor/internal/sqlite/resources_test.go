@@ -4,37 +4,15 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/cputest"
 	"github.com/sondehq/sonde/pkg/memtest"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime(t testing.TB) time.Duration {
-	t.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Skipf("CPU time cannot be read here: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// workGone fails t when the process still burns CPU once a read returned:
-// over a quiet second it may use a quarter of one core, not a statement's
-// whole core.
-func workGone(t testing.TB, what string) {
-	t.Helper()
-	before := cpuTime(t)
-	time.Sleep(time.Second)
-	if used := cpuTime(t) - before; used > 250*time.Millisecond {
-		t.Errorf("%s: the process used %s of CPU in the second after the read returned: its work is still running", what, used)
-	}
-}
 
 // TestDeadlineEndsTheWork: statements the guard admits end within twice
 // their deadline — as a timeout, or refused by a limit at once — and leave
@@ -66,7 +44,7 @@ func TestDeadlineEndsTheWork(t *testing.T) {
 		if took > 2*deadline {
 			t.Errorf("%.120s: ended after %s, more than twice its %s deadline", q, took, deadline)
 		}
-		workGone(t, q[:min(len(q), 120)])
+		cputest.WorkGone(t, q[:min(len(q), 120)])
 	}
 }
 
