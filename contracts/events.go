@@ -308,6 +308,9 @@ type ToolCall struct {
 	// ModelMs is how long the model took to answer the turn, on the turn's
 	// first entry: the report reserve grows with the slowest turn.
 	ModelMs int64 `json:"modelMs,omitempty"`
+	// Signature is the vendor's opaque token for the call (Gemini's
+	// thoughtSignature), sent back with the call on every later turn.
+	Signature string `json:"signature,omitempty"`
 }
 
 // ToolInvoked is appended, and acknowledged, before the tool's effect.
@@ -498,6 +501,13 @@ const (
 	StopCancelled        StopReason = "cancelled"
 	StopModelStopped     StopReason = "model-stopped"
 	StopFailed           StopReason = "failed"
+	// StopRepeatedCall: the model sent the same call (or had the same call
+	// refused) three times; the run was stopped rather than spend its turns.
+	StopRepeatedCall StopReason = "repeated-call"
+	// StopQuestion: the model asked the user a question instead of
+	// answering; RunFinished.Question holds it, and continuing the
+	// conversation answers it.
+	StopQuestion StopReason = "question-asked"
 )
 
 // FailureReason classifies why a run failed. It is chosen from an error's
@@ -536,6 +546,42 @@ type GoalVerdict struct {
 	Rule string `json:"rule"`
 	// Unmet lists the shortfall codes ("no-report", "empty-evidence").
 	Unmet []string `json:"unmet"`
+	// Claims holds what the verifier found of each claim's figures, one
+	// entry per claim that states any, in claim order.
+	Claims []ClaimCheck `json:"claims,omitempty"`
+}
+
+// FigureStatus is what the verifier found of one figure a claim states.
+type FigureStatus string
+
+// The figure statuses.
+const (
+	// FigureFound: the figure is among the values the cited results showed
+	// the model, at the precision the claim wrote it.
+	FigureFound FigureStatus = "found"
+	// FigureDerived: the figure is a sum, difference, ratio or percentage
+	// of values the cited results showed.
+	FigureDerived FigureStatus = "derived"
+	// FigureUnverified: the figure is in none of the claim's evidence.
+	FigureUnverified FigureStatus = "figure-unverified"
+)
+
+// ClaimCheck is the verifier's check of one claim's figures.
+type ClaimCheck struct {
+	// Claim is the claim's position in the report, from 1.
+	Claim   int           `json:"claim"`
+	Figures []FigureCheck `json:"figures"`
+}
+
+// FigureCheck is one figure of a claim and where it was found.
+type FigureCheck struct {
+	// Text is the figure as the claim wrote it ("826.65", "12 %", "2013-03").
+	Text   string       `json:"text"`
+	Status FigureStatus `json:"status"`
+	// Source is the cited id it was found in or derived from, e.g. "r2".
+	Source string `json:"source,omitempty"`
+	// How says how a derived figure follows, e.g. "826.65 - 700.21".
+	How string `json:"how,omitempty"`
 }
 
 // RunFinished ends a run. Nothing is appended after it.
@@ -547,4 +593,7 @@ type RunFinished struct {
 	GoalVerdict *GoalVerdict `json:"goalVerdict,omitempty"`
 	// Detail is one sentence for the user; never an engine's or vendor's text.
 	Detail string `json:"detail,omitempty"`
+	// Question is what the model asked the user (StopQuestion), as it
+	// wrote it; the user answers by continuing the conversation.
+	Question string `json:"question,omitempty"`
 }

@@ -82,6 +82,10 @@ type ExecRequest struct {
 	// MaxRows and MaxBytes bound the result; zero means the profile's default.
 	MaxRows  int `json:"maxRows,omitempty"`
 	MaxBytes int `json:"maxBytes,omitempty"`
+	// ShowBytes bounds the text rendered for the model (ExecReply.Text);
+	// the whole result is stored and citable, and the text says how many
+	// rows and bytes it shows. Zero: no bound beyond MaxBytes.
+	ShowBytes int `json:"showBytes,omitempty"`
 	// Depth and FromColumn shape OpProfile (Table names the table, as the
 	// model spelled it; the executor resolves it against its catalog).
 	Depth      ProfileDepth `json:"depth,omitempty"`

@@ -29,6 +29,9 @@ type ModelToolCall struct {
 	Name string `json:"name"`
 	// Arguments is the JSON text the model sent, verbatim.
 	Arguments string `json:"arguments"`
+	// Signature is the vendor's opaque token for the call (Gemini's
+	// thoughtSignature): recorded with the call and sent back with it.
+	Signature string `json:"signature,omitempty"`
 }
 
 // ToolSpec declares one tool to a model.
@@ -68,15 +71,25 @@ type ModelFailure struct {
 // ModelTurnReply answers ModelTurnRequest: the model's text, its tool calls,
 // the finish reason and usage, or a classified failure.
 type ModelTurnReply struct {
-	Provider     string          `json:"provider"`
-	Model        string          `json:"model"`
-	Demo         bool            `json:"demo,omitempty"`
-	Text         string          `json:"text,omitempty"`
-	ToolCalls    []ModelToolCall `json:"toolCalls,omitempty"`
-	FinishReason string          `json:"finishReason,omitempty"`
-	Usage        Usage           `json:"usage"`
-	Failure      *ModelFailure   `json:"failure,omitempty"`
+	Provider  string          `json:"provider"`
+	Model     string          `json:"model"`
+	Demo      bool            `json:"demo,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	ToolCalls []ModelToolCall `json:"toolCalls,omitempty"`
+	// FinishReason is the vendor's, or one of the Finish* values when it
+	// means something the run acts on.
+	FinishReason string        `json:"finishReason,omitempty"`
+	Usage        Usage         `json:"usage"`
+	Failure      *ModelFailure `json:"failure,omitempty"`
 }
+
+// The finish reasons every adapter normalises to, because the run acts on
+// them: a turn cut at the output limit, and a call the vendor itself could
+// not read (Gemini's MALFORMED_FUNCTION_CALL).
+const (
+	FinishLength        = "length"
+	FinishMalformedCall = "malformed-call"
+)
 
 // ModelDelta is one streamed fragment of a model turn's text, or a
 // heartbeat: while a turn is in flight modelturn publishes one with
@@ -132,6 +145,13 @@ type ModelSettings struct {
 	AskAgainOnEmptyTurn *bool `json:"askAgainOnEmptyTurn,omitempty"`
 	// NumCtx is the context window asked of a local (ollama) model, in tokens.
 	NumCtx int `json:"numCtx,omitempty"`
+	// ContextTokens is the model's context window in tokens: what one
+	// result rendered for the model is held to a share of. Zero: unknown
+	// (NumCtx, when set, is used).
+	ContextTokens int `json:"contextTokens,omitempty"`
+	// Temperature is the sampling temperature asked of the model; nil
+	// leaves the service's default (low).
+	Temperature *float64 `json:"temperature,omitempty"`
 }
 
 // ModelTuning reports what became of the operator's model-tuning document

@@ -95,8 +95,10 @@ type Record struct {
 	Reason          FailureReason    `json:"reason,omitempty"`
 	GoalVerdict     *GoalVerdict     `json:"goalVerdict,omitempty"`
 	Detail          string           `json:"detail,omitempty"`
-	StartedAt       time.Time        `json:"startedAt"`
-	FinishedAt      *time.Time       `json:"finishedAt,omitempty"`
+	// Question is the question a run stopped on (StopQuestion).
+	Question   string     `json:"question,omitempty"`
+	StartedAt  time.Time  `json:"startedAt"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 	// Entries is the number of ledger entries folded; LastSeq the last one's sequence.
 	Entries int    `json:"entries"`
 	LastSeq uint64 `json:"lastSeq"`

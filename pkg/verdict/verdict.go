@@ -3,10 +3,7 @@
 package verdict
 
 import (
-	"strings"
-
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/pkg/grounding"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -25,6 +22,27 @@ const (
 	// UnmetNoStatement: its prose held neither a drafted statement nor a
 	// NO STATEMENT: line.
 	UnmetNoStatement = "no-statement"
+	// UnmetFigureUnverified: a claim states a figure found in none of the
+	// results it cites, nor derived from them (GoalVerdict.Claims says which).
+	UnmetFigureUnverified = "figure-unverified"
+	// UnmetSchemaOnly: the report's claims about data rest only on the
+	// schema snapshot, which shows structure, not data.
+	UnmetSchemaOnly = "schema-only"
+	// UnmetDataUnread: an honest report that the data could not be read
+	// (the run's reads failed or were refused): the objective is unanswered.
+	UnmetDataUnread = "data-unread"
+	// UnmetUnseenEvidence: a claim cites a result the model had not been
+	// shown when it wrote the claim (produced in the same turn).
+	UnmetUnseenEvidence = "unseen-evidence"
+	// UnmetQuestion: the model asked the user a question instead of
+	// answering (StopQuestion).
+	UnmetQuestion = "question-asked"
+	// UnmetPlanRefused: a planning run's drafted statement is one the guard
+	// refuses (a write, two statements, another dialect).
+	UnmetPlanRefused = "plan-refused"
+	// UnmetUnknownNames: it names tables or columns the schema snapshot
+	// does not hold.
+	UnmetUnknownNames = "unknown-names"
 )
 
 // Produced is the evidence a run produced: the row count of each result it
@@ -174,46 +192,4 @@ func reportOf(entries []contracts.Entry) []contracts.Claim {
 		}
 	}
 	return claims
-}
-
-// verifyPlan is agent-planning.1: the run left non-empty closing prose, and
-// that prose was its deliverable — a statement drafted on the ledger, or an
-// explicit NO STATEMENT: line. A planning run is toolless and cites
-// nothing, so the investigation rule would fail every plan; prose alone is
-// not enough either, or a lecture would score answered. An operations plan
-// is prose by decision and is exempt from the statement part.
-func verifyPlan(h contracts.RunStarted, entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
-	v := contracts.GoalVerdict{Rule: RulePlanning, Unmet: []string{}}
-	if cancelled {
-		v.Outcome = contracts.VerdictCancelled
-		return v
-	}
-	prose, drafted, declined := false, false, false
-	for _, e := range entries {
-		switch e.Kind {
-		case contracts.KindPlanStatementDrafted:
-			drafted = true
-		case contracts.KindClosingStatement:
-			p, err := e.Decode()
-			if err != nil {
-				continue
-			}
-			text := p.(*contracts.ClosingStatement).Text
-			if strings.TrimSpace(text) != "" {
-				prose = true
-				declined = declined || grounding.ReadDeliverable(text, h.Engine).Declined
-			}
-		}
-	}
-	switch {
-	case !prose:
-		v.Outcome = contracts.VerdictUnanswered
-		v.Unmet = append(v.Unmet, UnmetNoPlan)
-	case policy.Workflows[h.WorkflowType].PlanIsProse || drafted || declined:
-		v.Outcome = contracts.VerdictAnswered
-	default:
-		v.Outcome = contracts.VerdictUnanswered
-		v.Unmet = append(v.Unmet, UnmetNoStatement)
-	}
-	return v
 }

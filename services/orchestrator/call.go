@@ -11,7 +11,6 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
-	"github.com/sondehq/sonde/pkg/verdict"
 )
 
 // Refusal codes of the run loop (the guard's own codes come from executors).
@@ -63,17 +62,6 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 		return t.call(d, ctx, t.op, tc, mc.Arguments)
 	}
 	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
-}
-
-// callComposeReport ends the run with the report, its citations checked.
-func (d *drive) callComposeReport(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	ids, _ := d.citable()
-	a, notes, err := decodeReport(raw, ids)
-	if err != nil {
-		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
-			`send {"claims":[{"text":"…","evidence":[{"source":"artifact","correlationId":"…"}]}]}`)
-	}
-	return d.composeReport(ctx, tc, a, notes)
 }
 
 // callRunReadQuery runs the model's statement.
@@ -233,6 +221,7 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 	}
 	req.TimeoutMs = d.statementTimeout(rec)
 	req.MaxRows, req.MaxBytes = b.MaxRows, b.MaxBytes
+	req.ShowBytes = d.showBytes()
 	req.FailedFingerprints = failedFingerprints(rec)
 	reply, err := d.execute(ctx, op, *req)
 	d.lastReply = &reply
@@ -350,27 +339,6 @@ func (d *drive) execute(ctx context.Context, op contracts.ExecOp, req contracts.
 	}
 }
 
-// replay answers a repeated call of a settled step from the ledger.
-func (d *drive) replay(tc contracts.ToolCall, stepID string) contracts.ToolCompleted {
-	for i := len(d.entries) - 1; i >= 0; i-- {
-		e := d.entries[i]
-		if e.Kind != contracts.KindToolCompleted {
-			continue
-		}
-		var p contracts.ToolCompleted
-		if json.Unmarshal(e.Data, &p) != nil || p.StepID != stepID {
-			continue
-		}
-		p.ToolCall, p.DurationMs = tc, 0
-		if i := strings.LastIndex(p.Content, "\n[turn "); i >= 0 {
-			p.Content = p.Content[:i] // where the run stood then; now is said below
-		}
-		p.Content = "(Replayed from this run's ledger: the same call settled earlier and is never run twice.)\n" + p.Content + d.status(tc.Turn, false, false)
-		return p
-	}
-	return contracts.ToolCompleted{ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeIndeterminate, Content: indeterminateContent}
-}
-
 // okContent is what the model reads of a result: the executor's rendering,
 // which says how to cite it, or, when an executor sent none, one line that
 // does.
@@ -444,68 +412,6 @@ func stillAnswers(tools []string, format string) string {
 		return ""
 	}
 	return fmt.Sprintf(format, policy.ToolInspectSchema+" still answers")
-}
-
-// composeReport verifies every citation against this run's own ledger and
-// ends the run with the report, or refuses the claims it cannot resolve.
-func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a reportArgs, notes []string) (bool, error) {
-	produced := verdict.ProducedBy(d.entries)
-	var problems []string
-	if len(a.Claims) == 0 {
-		problems = append(problems, "the report has no claims")
-	}
-	for i, c := range a.Claims {
-		if strings.TrimSpace(c.Text) == "" {
-			problems = append(problems, fmt.Sprintf("claim %d has no text", i+1))
-		}
-		if len(c.Evidence) == 0 {
-			problems = append(problems, fmt.Sprintf("claim %d cites no evidence", i+1))
-		}
-		for _, ref := range c.Evidence {
-			if !produced.Resolves(ref) {
-				b, _ := json.Marshal(ref)
-				problems = append(problems, fmt.Sprintf("claim %d cites %s, which this run did not produce", i+1, b))
-			}
-		}
-	}
-	if len(problems) > 0 {
-		_, list := d.citable()
-		return false, d.refuse(ctx, tc, "", refuseUnresolved, strings.Join(problems, "; "), citationRule+" "+list)
-	}
-	if err := d.append(ctx, contracts.KindReportComposed, contracts.ReportComposed{ToolCall: tc, Claims: a.Claims, Normalised: notes}); err != nil {
-		return false, err
-	}
-	return true, d.finish(ctx, contracts.StatusSucceeded, contracts.StopReportComposed, "", "", true)
-}
-
-// citable lists what this run may cite — its ids, and a sentence saying
-// what each holds — for lenient decoding and a refused citation: a model
-// that miscopied an id sees the right ones rather than repeating the same
-// mistake.
-func (d *drive) citable() ([]string, string) {
-	rec := d.record()
-	var ids, said []string
-	for _, st := range rec.Steps {
-		if st.Status != contracts.StepCompleted || st.Artifact == nil {
-			continue
-		}
-		ids = append(ids, st.Artifact.CorrelationID)
-		said = append(said, fmt.Sprintf("%s (%s, %s)", st.Artifact.CorrelationID, st.Tool, plural(st.Artifact.Rows, "row")))
-	}
-	for _, e := range d.entries {
-		if e.Kind != contracts.KindContextCaptured {
-			continue
-		}
-		if p, err := e.Decode(); err == nil && p.(*contracts.ContextCaptured).CorrelationID != "" {
-			id := p.(*contracts.ContextCaptured).CorrelationID
-			ids = append(ids, id)
-			said = append(said, id+" (the schema snapshot: structure only)")
-		}
-	}
-	if len(ids) == 0 {
-		return nil, "This run has produced nothing citable yet: read something first."
-	}
-	return ids, "Citable in this run: " + strings.Join(said, ", ") + "."
 }
 
 func plural(n int, word string) string {

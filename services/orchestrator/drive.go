@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -494,31 +493,25 @@ func (d *drive) nextTurn(ctx context.Context, tools []contracts.ToolSpec, notice
 }
 
 func (d *drive) loop(ctx context.Context) error {
-	textOnly := 0
 	for {
-		turn, reply, over, err := d.nextTurn(ctx, specsFor(d.header.Tools), d.reportNotice)
+		turn, reply, over, err := d.nextTurn(ctx, specsFor(d.header.Tools), d.turnNotice)
 		if over {
 			return err
 		}
-		usage := reply.Usage // carried by the turn's first entry; the fold counts a turn once
+		reply = d.readTextCalls(turn, reply)
 		if len(reply.ToolCalls) == 0 {
-			if err := d.append(ctx, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: turn, Text: reply.Text, Usage: &usage, ModelMs: d.turnMs}); err != nil {
+			if done, err := d.proseTurn(ctx, turn, reply); err != nil || done {
 				return err
-			}
-			textOnly++
-			// An empty turn (no text, no call) ends the run at once when the
-			// model's tuning says asking again does not help.
-			empty := strings.TrimSpace(reply.Text) == ""
-			giveUp := empty && d.settings.AskAgainOnEmptyTurn != nil && !*d.settings.AskAgainOnEmptyTurn
-			if textOnly >= 2 || giveUp {
-				return d.finish(ctx, contracts.StatusFailed, contracts.StopModelStopped, "", "The model stopped without composing a report.", true)
 			}
 			continue
 		}
-		textOnly = 0
+		usage := reply.Usage // carried by the turn's first entry; the fold counts a turn once
 		for i, tc := range reply.ToolCalls {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if done, err := d.repeated(ctx, tc, turn); err != nil || done {
+				return err
 			}
 			// The turn's usage and prose ride on its first entry only.
 			var head turnHead
@@ -531,6 +524,15 @@ func (d *drive) loop(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// turnNotice is the notice the next turn is sent: a loop the model is in,
+// then a report that is due.
+func (d *drive) turnNotice(rec contracts.Record) string {
+	if n := d.loopNotice(rec); n != "" {
+		return n
+	}
+	return d.reportNotice(rec)
 }
 
 func specsFor(names []string) []contracts.ToolSpec {
@@ -611,6 +613,8 @@ func failureDetail(r contracts.FailureReason) string {
 		return "The model provider refused on volume; this clears itself."
 	case contracts.ReasonModelUnauthorized:
 		return "The model provider rejected the credentials; fix the key."
+	case contracts.ReasonModelContextExceeded:
+		return "The conversation outgrew the model's context window; use a model with a larger window, or a narrower objective."
 	case contracts.ReasonModelTimeout:
 		return "One model call did not return in time."
 	case contracts.ReasonExecutorUnavailable:
