@@ -195,6 +195,20 @@ type evalScenario struct {
 	play func(req modeltest.ChatRequest) modeltest.Reply
 	// check asserts the behaviour on one finished run.
 	check func(t *testing.T, r evalRun)
+	// want, when set, is the ending the behaviour must earn instead of an
+	// answer: a habit that ends unanswered on purpose.
+	want *evalEnding
+	// workflow is the run's workflow; "" is an investigation.
+	workflow contracts.WorkflowType
+}
+
+// evalEnding is how a run that must not answer ends: its stop reason, its
+// verdict's outcome and a shortfall code the verdict must list ("" for
+// none).
+type evalEnding struct {
+	stop    contracts.StopReason
+	outcome contracts.VerdictOutcome
+	unmet   string
 }
 
 // evalScenarios are the behaviours, in the order docs/evals.md lists them.
@@ -569,7 +583,7 @@ func TestModelBehaviours(t *testing.T) {
 			c := s.Client("")
 			for i := 1; i <= evalRunsPerScenario; i++ {
 				objective := tag(sc, i) + " " + sc.objective
-				started, err := c.StartRun(t.Context(), api.StartRunRequest{Objective: objective, ConnectionID: "demo"})
+				started, err := c.StartRun(t.Context(), api.StartRunRequest{Objective: objective, ConnectionID: "demo", WorkflowType: sc.workflow})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -584,6 +598,12 @@ func TestModelBehaviours(t *testing.T) {
 				tl.ran++
 				tl.turns = append(tl.turns, r.rec.Spent.Turns)
 				tl.statements = append(tl.statements, r.rec.Spent.Statements)
+				if sc.want != nil {
+					if evalEnded(t, r, i, *sc.want) {
+						sc.check(t, r)
+					}
+					continue
+				}
 				if evalAnswered(t, r, i) {
 					tl.answered++
 					sc.check(t, r)
@@ -608,6 +628,20 @@ func TestModelBehaviours(t *testing.T) {
 
 // evalAnswered checks that run i ended answered within its budget, and that
 // every tool result the model read ended with a true status line.
+// evalEnded checks a run that must end the way want says.
+func evalEnded(t *testing.T, r evalRun, i int, want evalEnding) bool {
+	t.Helper()
+	rec := r.rec
+	ok := rec.StopReason == want.stop
+	v := rec.GoalVerdict
+	ok = ok && v != nil && v.Outcome == want.outcome
+	ok = ok && (want.unmet == "" || slices.Contains(v.Unmet, want.unmet))
+	if !ok {
+		t.Errorf("run %d: stop %s verdict %+v, want stop %s outcome %s unmet %q: %v", i, rec.StopReason, v, want.stop, want.outcome, want.unmet, kinds(r.es))
+	}
+	return ok
+}
+
 func evalAnswered(t *testing.T, r evalRun, i int) bool {
 	t.Helper()
 	ok := true
@@ -620,7 +654,7 @@ func evalAnswered(t *testing.T, r evalRun, i int) bool {
 	if rec.Status != contracts.StatusSucceeded || rec.StopReason != contracts.StopReportComposed {
 		fail("status %s stop %s: %v", rec.Status, rec.StopReason, kinds(r.es))
 	}
-	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || v.Rule != "agent-investigation.1" {
+	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || rec.WorkflowType == contracts.WorkflowInvestigation && v.Rule != "agent-investigation.1" {
 		fail("verdict %+v", v)
 	}
 	limit := rec.Budget.MaxTurns
