@@ -138,6 +138,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			r.Reason = p.Reason
 			r.GoalVerdict = p.GoalVerdict
 			r.Detail = p.Detail
+			r.Question = p.Question
 			at := e.At
 			r.FinishedAt = &at
 		}
