@@ -370,6 +370,9 @@ type ToolRefused struct {
 	Reason  string `json:"reason"`
 	Fix     string `json:"fix,omitempty"`
 	Content string `json:"content"`
+	// Normalised lists what was read leniently in the call as sent, e.g.
+	// "call read from the model's text (a <tool_call> block)".
+	Normalised []string `json:"normalised,omitempty"`
 }
 
 // EvidenceSource says what kind of thing a claim cites.
@@ -414,6 +417,11 @@ type ClosingStatement struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// ModelMs is how long the model took to answer the turn.
 	ModelMs int64 `json:"modelMs,omitempty"`
+	// Refused is set when the turn was a tool call that could not be read —
+	// cut at the output limit, one the vendor called malformed, or written
+	// as text that starts a call and does not parse — rather than prose:
+	// nothing ran, and the model is shown this refusal, not the prose nudge.
+	Refused *Refusal `json:"refused,omitempty"`
 }
 
 // PlanComparison records a comparison of two estimating plans this run
