@@ -120,7 +120,10 @@ func (d *drive) plans() map[string]planStep {
 
 // callComparePlans records a comparison of two plans the run read. The
 // model names two ids; the statements and plans come from the ledger and
-// the summary is the server's.
+// the summary is the server's. Plans read in the same turn may be named:
+// unlike a citation, a comparison states nothing of the model's about rows
+// it has not seen — the server reads both plans and writes the summary,
+// which the model reads next turn like any result.
 func (d *drive) callComparePlans(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
 	a, err := decodeCompare(raw)
 	if err != nil {
@@ -262,8 +265,7 @@ func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // index recommendation that cites no plan is recorded, and told that its
 // verdict needs one: the rule judges it, not this tool.
 func (d *drive) callRecommendChange(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	ids, _ := d.citable()
-	a, notes, err := decodeRecommend(raw, ids)
+	a, notes, err := decodeRecommend(raw, d.producedIDs())
 	if err != nil {
 		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
 			`send {"kind":"index","statement":"CREATE INDEX …","rationale":"…","evidence":[{"source":"artifact","correlationId":"…"}]}`)
@@ -277,8 +279,12 @@ func (d *drive) callRecommendChange(ctx context.Context, _ contracts.ExecOp, tc 
 		}
 	}
 	if len(unresolved) > 0 {
-		_, list := d.citable()
+		_, list := d.citableAt(tc.Turn)
 		return false, d.refuse(ctx, tc, "", refuseUnresolved, "the recommendation cites "+strings.Join(unresolved, ", ")+", which this run did not produce", list)
+	}
+	// A recommendation rests on what the model saw, as a claim does.
+	if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) > 0 {
+		return false, d.refuseUnseen(ctx, tc, unseen, "recommend in a later turn than the plan or reading it rests on, once you have read it")
 	}
 	plans := d.plans()
 	var diagnosed []string
@@ -327,7 +333,7 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 			"the schema snapshot is a catalog read the server wrote: no statement of yours produced it, so there is nothing to hand over",
 			"present the result of a run_read_query that answers the question")
 	case !ok:
-		_, list := d.citable()
+		_, list := d.citableAt(tc.Turn)
 		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerArtifactUnknown,
 			fmt.Sprintf("%s names no result this run produced", quote(a.Artifact)), list)
 	case st.Tool == policy.ToolInspectSchema:
@@ -338,6 +344,11 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerNotADataRead,
 			fmt.Sprintf("%s is a %s result, not a reading of the data; it may still be cited as evidence", a.Artifact, st.Tool),
 			"present the result of a run_read_query that answers the question")
+	}
+	// The answer is a result the model read and judged to be the answer:
+	// one produced in this same turn it has not seen.
+	if unseen := d.unseen(tc.Turn, []contracts.EvidenceRef{{Source: contracts.EvidenceArtifact, CorrelationID: a.Artifact}}); len(unseen) > 0 {
+		return false, d.refuseUnseen(ctx, tc, unseen, "present the answer in a later turn than the read, once you have seen its rows")
 	}
 	read, _, _ := decodeRead(string(st.Arguments))
 	if strings.TrimSpace(read.SQL) == "" {

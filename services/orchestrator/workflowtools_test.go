@@ -163,12 +163,14 @@ func TestRecommendChangeIsRecordedNeverRun(t *testing.T) {
 		tc(policy.ToolRecommendChange, `{"kind":"index","statement":"CREATE INDEX i ON invoice (customer_id)","rationale":"r","evidence":[]}`),
 		tc(policy.ToolRecommendChange, `{"kind":"index","statement":"DROP TABLE invoice","rationale":"r","evidence":[{"source":"artifact","correlationId":"r1"}]}`),
 		tc(policy.ToolComposeReport, `{"claims":[{"text":"412 invoices","evidence":[{"source":"artifact","correlationId":"r1"}]}]}`),
+		// Refused once for its shortfall (report_incomplete), then recorded.
+		tc(policy.ToolComposeReport, `{"claims":[{"text":"412 invoices","evidence":[{"source":"artifact","correlationId":"r1"}]}]}`),
 	)
 	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
 		return h.stored(t, req, []string{"count"}, [][]any{{412.0}}, nil, true), nil
 	}
 	entries, rec := h.driveWorkflow(t, "rec", contracts.WorkflowQueryOptimization, false, contracts.EnginePostgres)
-	if got, want := strings.Join(refusalCodes(t, entries), ","), "invalid_arguments,unresolved_evidence,invalid_arguments"; got != want {
+	if got, want := strings.Join(refusalCodes(t, entries), ","), "invalid_arguments,unresolved_evidence,invalid_arguments,report_incomplete"; got != want {
 		t.Fatalf("refusals %s, want %s", got, want)
 	}
 	if len(rec.Recommendations) != 1 || rec.Recommendations[0].Statement != "DROP TABLE invoice" || len(rec.Recommendations[0].Diagnosed) != 0 ||
