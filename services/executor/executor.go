@@ -528,10 +528,10 @@ func (s *Service) operate(ctx context.Context, op contracts.ExecOp, eng engine.E
 	}
 	reply.Status, reply.Artifact = contracts.ExecOK, &sum
 	if plan != nil {
-		reply.Plan, reply.Text = plan, renderPlan(req.ConnectionID, sum, res.Rows, plan)
+		reply.Plan, reply.Text = plan, renderPlan(req.ConnectionID, sum, res.Rows, plan, req.ShowBytes)
 		return reply
 	}
-	reply.Text = renderRows(req.ConnectionID, sum, res.Rows)
+	reply.Text = renderRows(req.ConnectionID, sum, res.Rows, req.ShowBytes)
 	return reply
 }
 

@@ -137,25 +137,31 @@ func kindNames() string {
 // its figures, that it is a moment), then the rows fenced — names and
 // statements in them are the database's.
 func renderReading(req *contracts.ExecRequest, kind contracts.OperationsKind, sum contracts.ArtifactSummary, set *rowset.Set, rd engine.Reading, narrowed, past int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Operational reading %s on connection %s: %s, %s. Cite it as %s.\n",
-		kind, req.ConnectionID, plural(sum.Rows, "row"), plural(len(sum.Columns), "column"), evidence(sum.CorrelationID))
-	if req.Schema != "" {
-		fmt.Fprintf(&b, "Narrowed to one schema: %s left out as another schema's; rows that name no relation are kept.\n", plural(narrowed, "row"))
-	}
-	if past > 0 {
-		fmt.Fprintf(&b, "The first %s in the reading's order are shown; %d more were not (the limit).\n", plural(sum.Rows, "row"), past)
-	}
-	if rd.Hidden > 0 {
-		fmt.Fprintf(&b, "%s left out: they name a relation this connection's readable patterns hide.\n", plural(rd.Hidden, "row"))
-	}
-	if rd.Withheld > 0 {
-		fmt.Fprintf(&b, "%s withheld (shown as NULL): they name a relation this connection's readable patterns hide.\n", plural(rd.Withheld, "statement text"))
-	}
-	for _, n := range rd.Notes {
-		b.WriteString("Note: " + n + ".\n")
-	}
-	b.WriteString(MomentNotHistory + "\n")
-	b.WriteString(fence.Wrap("reading from connection "+req.ConnectionID, table(set)))
-	return b.String()
+	head := columnLine(set)
+	// Within the request's show bytes the reading keeps its first whole
+	// rows and says how many it shows; the artifact holds them all.
+	return fit(req.ShowBytes, rowLines(set), func(kept []string, c *cut) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Operational reading %s on connection %s: %s, %s. Cite it as %s.\n",
+			kind, req.ConnectionID, plural(sum.Rows, "row"), plural(len(sum.Columns), "column"), evidence(sum.CorrelationID))
+		if req.Schema != "" {
+			fmt.Fprintf(&b, "Narrowed to one schema: %s left out as another schema's; rows that name no relation are kept.\n", plural(narrowed, "row"))
+		}
+		if past > 0 {
+			fmt.Fprintf(&b, "The first %s in the reading's order are shown; %d more were not (the limit).\n", plural(sum.Rows, "row"), past)
+		}
+		if rd.Hidden > 0 {
+			fmt.Fprintf(&b, "%s left out: they name a relation this connection's readable patterns hide.\n", plural(rd.Hidden, "row"))
+		}
+		if rd.Withheld > 0 {
+			fmt.Fprintf(&b, "%s withheld (shown as NULL): they name a relation this connection's readable patterns hide.\n", plural(rd.Withheld, "statement text"))
+		}
+		for _, n := range rd.Notes {
+			b.WriteString("Note: " + n + ".\n")
+		}
+		b.WriteString(MomentNotHistory + "\n")
+		b.WriteString(c.sentence("rows", "reading", sum.CorrelationID, "take it again with a smaller limit or narrowed to one schema to see the rest"))
+		b.WriteString(fence.Wrap("reading from connection "+req.ConnectionID, head+strings.Join(kept, "")))
+		return b.String()
+	})
 }

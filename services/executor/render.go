@@ -21,24 +21,75 @@ func evidence(cid string) string {
 
 // renderRows renders a read's result for the model: a line the server
 // writes (size, truncation, how to cite it), then the rows fenced, a header
-// of column names and one line per row, values joined by " | ".
-func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Result of the read on connection %s: %s, %s", connID, plural(sum.Rows, "row"), plural(len(sum.Columns), "column"))
-	if sum.Truncated {
-		fmt.Fprintf(&b, " (truncated by %s: the statement returned more)", strings.Join(sum.TruncatedBy, ", "))
-	}
-	fmt.Fprintf(&b, ". Cite it as %s.\n", evidence(sum.CorrelationID))
-
-	b.WriteString(fence.Wrap("rows read from connection "+connID, table(set)))
-	return b.String()
+// of column names and one line per row, values joined by " | ". Within show
+// bytes (zero: no bound) it keeps whole rows, the first in the result's
+// order, and says how many it shows of how many: the artifact holds them all.
+func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set, show int) string {
+	head := columnLine(set)
+	return fit(show, rowLines(set), func(kept []string, c *cut) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Result of the read on connection %s: %s, %s", connID, plural(sum.Rows, "row"), plural(len(sum.Columns), "column"))
+		if sum.Truncated {
+			fmt.Fprintf(&b, " (truncated by %s: the statement returned more)", strings.Join(sum.TruncatedBy, ", "))
+		}
+		fmt.Fprintf(&b, ". Cite it as %s.\n", evidence(sum.CorrelationID))
+		b.WriteString(c.sentence("rows", "result", sum.CorrelationID, "aggregate or narrow the statement to see the rest"))
+		b.WriteString(fence.Wrap("rows read from connection "+connID, head+strings.Join(kept, "")))
+		return b.String()
+	})
 }
 
-// writeRows writes one line per row, values joined by " | ", each on one
-// line (rowset.Text).
-// table writes set as a header line of its column names and its rows,
-// cells separated by " | ".
-func table(set *rowset.Set) string {
+// cut says what a rendering held back to stay within its bound: it shows
+// the first n of total lines, shown of all bytes of them.
+type cut struct{ n, total, shown, all int }
+
+// sentence is the server's line for a cut rendering of what (rows, plan
+// lines), stored whole as a thing citable as cid; "" when nothing was cut.
+func (c *cut) sentence(what, thing, cid, fix string) string {
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf("Showing %d of %d %s (%d of %d bytes), the first in order, so that it fits the model's context; the whole %s is stored and citable as %s; %s.\n",
+		c.n, c.total, what, c.shown, c.all, thing, cid, fix)
+	if c.n == 0 && c.total > 0 {
+		s += "Even the first line alone is too long to show: read fewer or shorter columns (substr, length) or aggregate.\n"
+	}
+	return s
+}
+
+// fit renders lines (each ending in a line break) whole when the text fits
+// in show bytes or show is zero; otherwise the longest run of whole lines
+// from the first whose text fits, with the cut said. render writes the text
+// from the lines it is given (and the cut, nil when none).
+func fit(show int, lines []string, render func(kept []string, c *cut) string) string {
+	full := render(lines, nil)
+	if show <= 0 || len(full) <= show {
+		return full
+	}
+	sums := make([]int, len(lines)+1) // bytes of the first k lines
+	for i, l := range lines {
+		sums[i+1] = sums[i] + len(l)
+	}
+	at := func(k int) string {
+		return render(lines[:k], &cut{n: k, total: len(lines), shown: sums[k], all: sums[len(lines)]})
+	}
+	// A k whose text fits, found by halving: the text grows with k (a
+	// fence rewrite across lines may shrink it a little, so the k found
+	// may fall short of the largest by a line or two, never over the bound).
+	lo, hi := 0, len(lines)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if len(at(mid)) <= show {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return at(lo)
+}
+
+// columnLine is a result's header: its column names, separated by " | ".
+func columnLine(set *rowset.Set) string {
 	var b strings.Builder
 	for i, c := range set.Columns {
 		if i > 0 {
@@ -47,12 +98,16 @@ func table(set *rowset.Set) string {
 		b.WriteString(rowset.Text(c.Name))
 	}
 	b.WriteByte('\n')
-	writeRows(&b, set)
 	return b.String()
 }
 
-func writeRows(b *strings.Builder, set *rowset.Set) {
-	for _, row := range set.Rows {
+// rowLines writes one line per row, values joined by " | ", each on one
+// line (rowset.Text).
+func rowLines(set *rowset.Set) []string {
+	out := make([]string, len(set.Rows))
+	var b strings.Builder
+	for r, row := range set.Rows {
+		b.Reset()
 		for i, v := range row {
 			if i > 0 {
 				b.WriteString(" | ")
@@ -60,16 +115,18 @@ func writeRows(b *strings.Builder, set *rowset.Set) {
 			b.WriteString(rowset.Text(v))
 		}
 		b.WriteByte('\n')
+		out[r] = b.String()
 	}
+	return out
 }
 
 // renderPlan renders an estimating plan: a line the server writes (that it
 // was not run, how to cite it), then, fenced — relation and index names are
 // the database's — the summary (access per relation, the engine's
 // estimates, steps not interpreted) and the plan as the engine wrote it.
-func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p *contracts.PlanSummary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Estimating plan on connection %s (the statement was not run). Cite it as %s.\n", connID, evidence(sum.CorrelationID))
+// Within show bytes (zero: no bound) the plan keeps its first whole lines
+// and says how many it shows; the summary is always shown.
+func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p *contracts.PlanSummary, show int) string {
 	var body strings.Builder
 	if p.HypotheticalIndex != "" {
 		fmt.Fprintf(&body, "Planned as if this index existed (hypothetical: nothing was created): %s\n", rowset.Text(p.HypotheticalIndex))
@@ -101,9 +158,14 @@ func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p
 		fmt.Fprintf(&body, "Steps the summary does not interpret (see the plan): %s\n", rowset.Text(strings.Join(p.Uninterpreted, ", ")))
 	}
 	body.WriteString("Plan:\n")
-	writeRows(&body, set)
-	b.WriteString(fence.Wrap("plan read from connection "+connID, body.String()))
-	return b.String()
+	summary := body.String()
+	return fit(show, rowLines(set), func(kept []string, c *cut) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Estimating plan on connection %s (the statement was not run). Cite it as %s.\n", connID, evidence(sum.CorrelationID))
+		b.WriteString(c.sentence("plan lines", "plan", sum.CorrelationID, "the summary covers every relation the plan reads; plan a narrower statement to see its whole plan"))
+		b.WriteString(fence.Wrap("plan read from connection "+connID, summary+strings.Join(kept, "")))
+		return b.String()
+	})
 }
 
 // renderError renders a classified database error, the engine's text fenced.
