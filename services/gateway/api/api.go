@@ -226,3 +226,37 @@ type CancelResponse struct {
 type Connections struct {
 	Connections []contracts.ConnectionDescriptor `json:"connections"`
 }
+
+// StopSentence says in plain words why a run stopped, for the surfaces that
+// show a run (the console, the CLI, MCP get_run); an unknown reason gets ""
+// and is shown as its code.
+func StopSentence(r contracts.StopReason) string {
+	switch r {
+	case contracts.StopReportComposed:
+		return "the model composed its report"
+	case contracts.StopTurnLimit:
+		return "the run used all its turns"
+	case contracts.StopStatementLimit:
+		return "the run used all its statements"
+	case contracts.StopDeadlineExceeded:
+		return "the run reached its deadline"
+	case contracts.StopCancelled:
+		return "the run was cancelled"
+	case contracts.StopModelStopped:
+		return "the model stopped without composing a report"
+	case contracts.StopFailed:
+		return "the run failed"
+	case contracts.StopRepeatedCall:
+		return "the model sent the same call three times, so the run was stopped rather than spend its turns on it"
+	case contracts.StopQuestion:
+		return "the model asked you a question instead of answering; answer it by continuing the conversation"
+	}
+	return ""
+}
+
+// StopReasons are the stop reasons StopSentence knows, in the order the
+// console lists them.
+var StopReasons = []contracts.StopReason{
+	contracts.StopReportComposed, contracts.StopTurnLimit, contracts.StopStatementLimit, contracts.StopDeadlineExceeded,
+	contracts.StopCancelled, contracts.StopModelStopped, contracts.StopFailed, contracts.StopRepeatedCall, contracts.StopQuestion,
+}

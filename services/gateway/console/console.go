@@ -6,12 +6,16 @@ package console
 
 import (
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/sondehq/sonde/pkg/verdict"
+	"github.com/sondehq/sonde/services/gateway/api"
 )
 
 //go:embed static
@@ -40,6 +44,49 @@ var types = map[string]string{
 	".svg":  "image/svg+xml",
 }
 
+// wordsName is the one asset built at start rather than embedded: the
+// sentences the console shows for stop reasons and shortfall codes, taken
+// from the Go code that owns them (api.StopSentence, the verifier's
+// explanations), so the script keeps no copy that could drift.
+const wordsName = "words.js"
+
+// unmetCodes are the verifier's shortfall codes the console explains.
+var unmetCodes = []string{
+	verdict.UnmetNoReport, verdict.UnmetEmptyEvidence, verdict.UnmetNoPlan, verdict.UnmetNoStatement,
+	verdict.UnmetFigureUnverified, verdict.UnmetSchemaOnly, verdict.UnmetDataUnread, verdict.UnmetUnseenEvidence,
+	verdict.UnmetQuestion, verdict.UnmetPlanRefused, verdict.UnmetUnknownNames,
+	verdict.UnmetNoPlanComparison, verdict.UnmetNoPlanEvidence, verdict.UnmetNoTableProfile, verdict.UnmetNoReading,
+	verdict.UnmetNoAnswer, verdict.UnmetAnswerUncited,
+}
+
+// explainUnmet is the verifier's sentence for a shortfall code; "" leaves
+// the code to stand alone.
+func explainUnmet(code string) string { return verdict.Explain(code) }
+
+// words is words.js: globalThis.SondeWords = {stop: {reason: sentence},
+// unmet: {code: sentence}}. JSON as Go encodes it escapes <, > and &, so
+// no sentence can close the script.
+var words = func() []byte {
+	w := struct {
+		Stop  map[string]string `json:"stop"`
+		Unmet map[string]string `json:"unmet"`
+	}{map[string]string{}, map[string]string{}}
+	for _, r := range api.StopReasons {
+		w.Stop[string(r)] = api.StopSentence(r)
+	}
+	for _, c := range unmetCodes {
+		if s := explainUnmet(c); s != "" {
+			w.Unmet[c] = s
+		}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		panic(err) // two maps of strings always encode
+	}
+	return []byte("// Sonde console: the sentences for stop reasons and shortfall codes, written by the gateway.\n" +
+		"'use strict';\nglobalThis.SondeWords = Object.freeze(" + string(b) + ");\n")
+}()
+
 // Handler serves the page at "/" and its assets under Prefix; anything else
 // is 404. Only GET and HEAD are answered.
 func Handler() http.Handler {
@@ -66,6 +113,9 @@ func Handler() http.Handler {
 			return
 		}
 		b, err := fs.ReadFile(files, name)
+		if name == wordsName {
+			b, err = words, nil
+		}
 		if err != nil {
 			http.NotFound(w, r)
 			return

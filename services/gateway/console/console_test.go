@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/verdict"
+	"github.com/sondehq/sonde/services/gateway/api"
 )
 
 func TestHandlerServesThePageAndItsAssetsOnly(t *testing.T) {
@@ -25,6 +29,7 @@ func TestHandlerServesThePageAndItsAssetsOnly(t *testing.T) {
 		{"HEAD", "/console/app.css", 200, "text/css", ""},
 		{"GET", "/console/app.js", 200, "text/javascript", "textContent"},
 		{"GET", "/console/text.js", 200, "text/javascript", "SondeText"},
+		{"GET", "/console/words.js", 200, "text/javascript", "SondeWords"},
 		{"GET", "/console/index.html", 404, "", ""},
 		{"GET", "/console/../console.go", 404, "", ""},
 		{"GET", "/console/nope.js", 404, "", ""},
@@ -97,9 +102,9 @@ func TestEveryRenderedStringPassesThroughVisible(t *testing.T) {
 		t.Fatal("app.js places no text at all: the check reads the wrong file")
 	}
 	page, _ := static.ReadFile("static/index.html")
-	ti, ai := strings.Index(string(page), `src="/console/text.js"`), strings.Index(string(page), `src="/console/app.js"`)
-	if ti < 0 || ai < 0 || ti > ai {
-		t.Fatal("index.html does not load text.js before app.js")
+	ti, wi, ai := strings.Index(string(page), `src="/console/text.js"`), strings.Index(string(page), `src="/console/words.js"`), strings.Index(string(page), `src="/console/app.js"`)
+	if ti < 0 || wi < 0 || ai < 0 || ti > ai || wi > ai {
+		t.Fatal("index.html does not load text.js and words.js before app.js")
 	}
 }
 
@@ -168,5 +173,64 @@ process.stdout.write(JSON.stringify({ changed, samples }));`
 	want := []string{"[U+202E]gnp.exe", "שלום [U+2067]abc[U+2069] عربي", "42", "👩‍👩‍👧 x\u200d"}
 	if !slices.Equal(got.Samples, want) {
 		t.Errorf("samples %q, want %q", got.Samples, want)
+	}
+}
+
+// words.js, the one asset the gateway writes, holds a sentence for every
+// stop reason the API names (the new endings included) and, run in Node,
+// defines exactly SondeWords; its JSON escapes markup, so no sentence could
+// close the script it is in.
+func TestWordsNameEveryStopReason(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/console/words.js", nil))
+	body := rec.Body.String()
+	if rec.Code != 200 || strings.ContainsAny(body[strings.Index(body, "{"):], "<>") {
+		t.Fatalf("words.js: %d\n%s", rec.Code, body)
+	}
+	for _, r := range api.StopReasons {
+		if api.StopSentence(r) == "" {
+			t.Errorf("stop reason %s has no sentence", r)
+		}
+	}
+	for _, r := range []contracts.StopReason{contracts.StopQuestion, contracts.StopRepeatedCall} {
+		if !slices.Contains(api.StopReasons, r) {
+			t.Errorf("the console has no words for %s", r)
+		}
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the console's text tests need Node under CI (make testdeps installs it)")
+		}
+		t.Skip("no node on PATH: make testdeps installs it")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "words.js"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "-e", `require('./words.js'); process.stdout.write(JSON.stringify(globalThis.SondeWords))`)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got struct{ Stop, Unmet map[string]string }
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, r := range api.StopReasons {
+		if got.Stop[string(r)] != api.StopSentence(r) {
+			t.Errorf("words.js says %q for %s, want %q", got.Stop[string(r)], r, api.StopSentence(r))
+		}
+	}
+	for code, s := range got.Unmet {
+		if s == "" || !slices.Contains(unmetCodes, code) {
+			t.Errorf("words.js explains %q as %q", code, s)
+		}
+	}
+	for _, code := range unmetCodes {
+		if got.Unmet[code] == "" || got.Unmet[code] != verdict.Explain(code) {
+			t.Errorf("words.js explains %s as %q, the verifier as %q", code, got.Unmet[code], verdict.Explain(code))
+		}
 	}
 }

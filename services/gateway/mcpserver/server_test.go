@@ -15,6 +15,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/fence/fencetest"
+	"github.com/sondehq/sonde/pkg/verdict"
 	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/gateway/client"
 )
@@ -174,8 +175,9 @@ func hostileAnswers(h string) map[string]any {
 		"describe_table": fencedAnswer("relation described from connection demo", "A relation.",
 			map[string]any{"connection_id": "demo", "relation": contracts.Relation{Name: h, Columns: []contracts.RelationColumn{{Name: h}}}}),
 		"get_run": fencedAnswer("report of run r1 and the rows it cites", "Run r1.",
-			runOut{RunID: "r1", Objective: h, Detail: h, Closing: h, Report: []claimOut{{Text: "the notes say " + h,
-				Citations: []citationOut{{Source: contracts.EvidenceArtifact, CorrelationID: "r1", SQL: "SELECT '" + h + "'", Columns: cols, Rows: rows}}}}}),
+			runOut{RunID: "r1", Objective: h, Detail: h, Closing: h, Question: "which year? " + h, Report: []claimOut{{Text: "the notes say " + h,
+				Citations: []citationOut{{Source: contracts.EvidenceArtifact, CorrelationID: "r1", SQL: "SELECT '" + h + "'", Columns: cols, Rows: rows}},
+				Figures:   []contracts.FigureCheck{{Text: h, Status: contracts.FigureUnverified}, {Text: "12 %", Status: contracts.FigureDerived, Source: "r1", How: h}}}}}),
 	}
 }
 
@@ -312,4 +314,78 @@ func FuzzIDsAreCheckedAtTheEdge(f *testing.F) {
 			}
 		}
 	})
+}
+
+// questionRecord is a hand-made record of a run that stopped on a question,
+// after a report whose claims state figures the verifier checked: one
+// found, one derived, one found nowhere. Its claims cite the schema
+// snapshot only, so reading it back calls no backend.
+func questionRecord(question, figure string) contracts.Record {
+	snap := []contracts.EvidenceRef{{Source: contracts.EvidenceContextSnapshot, CorrelationID: "r1"}}
+	return contracts.Record{RunID: "rq1", Status: contracts.StatusSucceeded, Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowDataAnalysis,
+		Objective: "revenue?", ConnectionID: "demo", StopReason: contracts.StopQuestion, Question: question,
+		Report: []contracts.Claim{{Text: "Rock leads with 826.65", Evidence: snap}, {Text: "no figures here", Evidence: snap}, {Text: "up " + figure, Evidence: snap}},
+		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-data-analysis.1",
+			Unmet: []string{"figure-unverified", "question-asked"},
+			Claims: []contracts.ClaimCheck{
+				{Claim: 1, Figures: []contracts.FigureCheck{{Text: "826.65", Status: contracts.FigureFound, Source: "r1"}}},
+				{Claim: 3, Figures: []contracts.FigureCheck{{Text: "12 %", Status: contracts.FigureDerived, Source: "r1", How: "826.65 / 6889.5"},
+					{Text: figure, Status: contracts.FigureUnverified}}},
+			}}}
+}
+
+// TestGetRunCarriesFiguresUnmetAndTheQuestion: get_run puts each claim's
+// figure checks beside the claim (by its position), each unmet code with
+// its meaning, the stop reason in words, the question and the call that
+// answers it; the question and the figures, which the model wrote, appear
+// in the text content only inside the fence, and the line before the fence
+// says how to answer in the server's words.
+func TestGetRunCarriesFiguresUnmetAndTheQuestion(t *testing.T) {
+	for _, h := range fencetest.Corpus() {
+		rec := questionRecord("Invoice totals or units? "+h, "999.99 "+h)
+		out := runReport(context.Background(), nil, rec, DefaultCitedRows)
+		if len(out.Report) != 3 || len(out.Report[0].Figures) != 1 || out.Report[0].Figures[0].Status != contracts.FigureFound ||
+			len(out.Report[1].Figures) != 0 || len(out.Report[2].Figures) != 2 || out.Report[2].Figures[1].Status != contracts.FigureUnverified {
+			t.Fatalf("figures beside the claims: %+v", out.Report)
+		}
+		if len(out.Unmet) != 2 || out.Unmet[0].Code != "figure-unverified" || out.Unmet[1].Code != "question-asked" ||
+			out.Unmet[0].Meaning == "" || out.Unmet[0].Meaning != verdict.Explain("figure-unverified") {
+			t.Fatalf("unmet %+v", out.Unmet)
+		}
+		if out.Question != rec.Question || out.StopReason != contracts.StopQuestion || !strings.Contains(out.Stopped, "question") {
+			t.Fatalf("question %q, stop %q (%q)", out.Question, out.StopReason, out.Stopped)
+		}
+		aw := out.AnswerWith
+		if aw == nil || aw.Tool != "start_investigation" || aw.Arguments["previous_run_id"] != "rq1" || aw.Arguments["connection_id"] != "demo" ||
+			aw.Arguments["workflow"] != "data-analysis" {
+			t.Fatalf("answer_with %+v", aw)
+		}
+		res, err := okResult(fencedAnswer("report of run rq1 and the rows it cites", runLead(out), out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if err := fencetest.Check(text, 1); err != nil {
+			t.Fatalf("with %q: %v\n%s", h, err, text)
+		}
+		lead, _, _ := strings.Cut(text, "\n")
+		if strings.Contains(lead, "Invoice totals") || strings.Contains(lead, "999.99") {
+			t.Fatalf("model text outside the fence: %s", lead)
+		}
+		for _, want := range []string{"stopped on a question", `previous_run_id "rq1"`, "1 figure found in none", "Verdict: unanswered"} {
+			if !strings.Contains(lead, want) {
+				t.Errorf("the lead lacks %q: %s", want, lead)
+			}
+		}
+	}
+	// A run that did not stop on a question offers no answer call.
+	rec := questionRecord("", "1")
+	rec.StopReason, rec.Question = contracts.StopRepeatedCall, ""
+	out := runReport(context.Background(), nil, rec, 0)
+	if out.AnswerWith != nil || out.Question != "" || !strings.Contains(out.Stopped, "same call three times") {
+		t.Fatalf("a repeated-call run: %+v", out)
+	}
+	if strings.Contains(runLead(out), "question") {
+		t.Errorf("the lead of a repeated-call run: %s", runLead(out))
+	}
 }

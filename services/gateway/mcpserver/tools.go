@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/verdict"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
@@ -228,9 +229,12 @@ func (t *tools) register(s *mcp.Server) {
 
 	addTool(t, s, &mcp.Tool{
 		Name: "get_run",
-		Description: "Read a run: its status, the verifier's verdict (with unmet codes), and its report: each claim with its citations, each citation with the statement " +
-			"that produced the cited result and its first rows. wait_seconds waits (at most 120) for a running run to finish; finished says whether it has." + fencedNote +
-			" The report is fenced too: its claims were written by Sonde's model from what it read.",
+		Description: "Read a run: its status and why it stopped (stop_reason, in words in stopped), the verifier's verdict (unmet: each shortfall code with its meaning), " +
+			"and its report: each claim with its citations and the verifier's check of each figure it states (figures: found in a cited result, derived from cited values, " +
+			"or figure-unverified), each citation with the statement that produced the cited result and its first rows. A run that stopped on a question to the user " +
+			"(stop_reason question-asked) carries the question and answer_with, the start_investigation call that answers it by continuing the conversation. " +
+			"wait_seconds waits (at most 120) for a running run to finish; finished says whether it has." + fencedNote +
+			" The report and the question are fenced too: Sonde's model wrote them.",
 		Annotations: readOnly("Read a run"),
 	}, all(bound("wait_seconds", 0, MaxWaitSeconds), bound("cited_rows", 0, MaxCitedRows)), func(ctx context.Context, b Backend, in getRunIn) (any, error) {
 		if strings.TrimSpace(in.RunID) == "" {
@@ -255,9 +259,32 @@ func (t *tools) register(s *mcp.Server) {
 			return nil, err
 		}
 		out := runReport(ctx, b, rec, rows)
-		return fencedAnswer("report of run "+out.RunID+" and the rows it cites",
-			fmt.Sprintf("Run %s: %s, finished %v, %s.", out.RunID, out.Status, out.Finished, plural(len(out.Report), "claim")), out), nil
+		return fencedAnswer("report of run "+out.RunID+" and the rows it cites", runLead(out), out), nil
 	})
+}
+
+// runLead is the line get_run's text opens with, in the server's words only:
+// the question itself is model text and stays inside the fence.
+func runLead(out runOut) string {
+	lead := fmt.Sprintf("Run %s: %s, finished %v, %s.", out.RunID, out.Status, out.Finished, plural(len(out.Report), "claim"))
+	if out.Verdict != nil {
+		lead += fmt.Sprintf(" Verdict: %s.", out.Verdict.Outcome)
+	}
+	unverified := 0
+	for _, c := range out.Report {
+		for _, f := range c.Figures {
+			if f.Status == contracts.FigureUnverified {
+				unverified++
+			}
+		}
+	}
+	if unverified > 0 {
+		lead += fmt.Sprintf(" %s found in none of the results its claim cites (figure-unverified).", plural(unverified, "figure"))
+	}
+	if out.StopReason == contracts.StopQuestion {
+		lead += fmt.Sprintf(" The run stopped on a question to the user (field question): ask the user it, then call start_investigation with previous_run_id %q and their answer as objective (field answer_with).", out.RunID)
+	}
+	return lead
 }
 
 // check validates the connection id at the edge, by the one rule for ids
@@ -330,18 +357,27 @@ func waitRun(ctx context.Context, b Backend, id string, wait time.Duration) (con
 }
 
 type runOut struct {
-	RunID        string                  `json:"run_id"`
-	Status       contracts.RunStatus     `json:"status"`
-	Finished     bool                    `json:"finished"`
-	Mode         contracts.Mode          `json:"mode"`
-	Workflow     contracts.WorkflowType  `json:"workflow"`
-	Objective    string                  `json:"objective"`
-	ConnectionID string                  `json:"connection_id"`
-	StopReason   contracts.StopReason    `json:"stop_reason,omitempty"`
-	Reason       contracts.FailureReason `json:"reason,omitempty"`
-	Detail       string                  `json:"detail,omitempty"`
-	Verdict      *contracts.GoalVerdict  `json:"verdict,omitempty"`
-	Report       []claimOut              `json:"report"`
+	RunID        string                 `json:"run_id"`
+	Status       contracts.RunStatus    `json:"status"`
+	Finished     bool                   `json:"finished"`
+	Mode         contracts.Mode         `json:"mode"`
+	Workflow     contracts.WorkflowType `json:"workflow"`
+	Objective    string                 `json:"objective"`
+	ConnectionID string                 `json:"connection_id"`
+	StopReason   contracts.StopReason   `json:"stop_reason,omitempty"`
+	// Stopped says the stop reason in words.
+	Stopped string                  `json:"stopped,omitempty"`
+	Reason  contracts.FailureReason `json:"reason,omitempty"`
+	Detail  string                  `json:"detail,omitempty"`
+	Verdict *contracts.GoalVerdict  `json:"verdict,omitempty"`
+	// Unmet is each of the verdict's shortfall codes with what it means.
+	Unmet []unmetOut `json:"unmet,omitempty"`
+	// Question is what Sonde's model asked the user when the run stopped on
+	// a question (stop_reason question-asked), as the model wrote it;
+	// AnswerWith is the call that answers it.
+	Question   string         `json:"question,omitempty"`
+	AnswerWith *answerWithOut `json:"answer_with,omitempty"`
+	Report     []claimOut     `json:"report"`
 	// Closing is the model's last prose (a planning run's whole answer).
 	Closing string                          `json:"closing,omitempty"`
 	Plan    *contracts.PlanStatementDrafted `json:"plan,omitempty"`
@@ -356,6 +392,24 @@ type runOut struct {
 type claimOut struct {
 	Text      string        `json:"text"`
 	Citations []citationOut `json:"citations"`
+	// Figures is the verifier's check of each figure the claim states
+	// (found in a cited result, derived from cited values, or
+	// figure-unverified); absent when it states none.
+	Figures []contracts.FigureCheck `json:"figures,omitempty"`
+}
+
+// unmetOut is one shortfall code of a verdict and what it means.
+type unmetOut struct {
+	Code    string `json:"code"`
+	Meaning string `json:"meaning,omitempty"`
+}
+
+// answerWithOut is the tool call that answers a run's question: a run that
+// continues its conversation, whose objective is the answer.
+type answerWithOut struct {
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+	Note      string         `json:"note"`
 }
 
 type citationOut struct {
@@ -377,12 +431,24 @@ type citationOut struct {
 // rows rows each).
 func runReport(ctx context.Context, b Backend, rec contracts.Record, rows int) runOut {
 	out := runOut{RunID: rec.RunID, Status: rec.Status, Finished: rec.Status.Terminal(), Mode: rec.Mode, Workflow: rec.WorkflowType,
-		Objective: rec.Objective, ConnectionID: rec.ConnectionID, StopReason: rec.StopReason, Reason: rec.Reason, Detail: rec.Detail,
-		Verdict: rec.GoalVerdict, Report: []claimOut{}, Closing: rec.Closing, Plan: rec.Plan, Steps: len(rec.Steps), Spent: rec.Spent,
-		Model: rec.Model, Demo: rec.Demo, Started: rec.StartedAt, Ended: rec.FinishedAt}
+		Objective: rec.Objective, ConnectionID: rec.ConnectionID, StopReason: rec.StopReason, Stopped: api.StopSentence(rec.StopReason),
+		Reason: rec.Reason, Detail: rec.Detail, Verdict: rec.GoalVerdict, Question: rec.Question, Report: []claimOut{}, Closing: rec.Closing,
+		Plan: rec.Plan, Steps: len(rec.Steps), Spent: rec.Spent, Model: rec.Model, Demo: rec.Demo, Started: rec.StartedAt, Ended: rec.FinishedAt}
+	figures := map[int][]contracts.FigureCheck{}
+	if v := rec.GoalVerdict; v != nil {
+		for _, code := range v.Unmet {
+			out.Unmet = append(out.Unmet, unmetOut{Code: code, Meaning: unmetMeaning(code)})
+		}
+		for _, c := range v.Claims {
+			figures[c.Claim] = append(figures[c.Claim], c.Figures...)
+		}
+	}
+	if rec.StopReason == contracts.StopQuestion {
+		out.AnswerWith = answerWith(rec)
+	}
 	read := map[string]citationOut{}
-	for _, c := range rec.Report {
-		co := claimOut{Text: c.Text, Citations: []citationOut{}}
+	for i, c := range rec.Report {
+		co := claimOut{Text: c.Text, Citations: []citationOut{}, Figures: figures[i+1]}
 		for _, e := range c.Evidence {
 			ci := citationOut{Source: e.Source, CorrelationID: e.CorrelationID, Fingerprint: e.Fingerprint}
 			if e.Source == contracts.EvidenceArtifact && e.CorrelationID != "" {
@@ -409,6 +475,26 @@ func runReport(ctx context.Context, b Backend, rec contracts.Record, rows int) r
 		out.Report = append(out.Report, co)
 	}
 	return out
+}
+
+// unmetMeaning says what a shortfall code means, in the verifier's words;
+// "" when it has none (the code stands alone).
+func unmetMeaning(code string) string { return verdict.Explain(code) }
+
+// answerWith is the start_investigation call that answers the question rec
+// stopped on: the same connection, workflow and mode, continuing rec's
+// conversation, with the user's answer as the objective.
+func answerWith(rec contracts.Record) *answerWithOut {
+	args := map[string]any{"connection_id": rec.ConnectionID, "previous_run_id": rec.RunID,
+		"objective": "<the user's answer to the question>"}
+	if rec.WorkflowType != "" {
+		args["workflow"] = string(rec.WorkflowType)
+	}
+	if rec.Mode != "" {
+		args["mode"] = string(rec.Mode)
+	}
+	return &answerWithOut{Tool: "start_investigation", Arguments: args,
+		Note: "ask the user the question and pass their answer as objective; the new run continues this run's conversation"}
 }
 
 // plural writes n and word, with an s when n is not 1.

@@ -58,6 +58,13 @@
 
   const $ = (id) => document.getElementById(id);
 
+  // The sentences for stop reasons and shortfall codes (words.js, written
+  // by the gateway from the Go code that owns them). A code without one is
+  // shown alone.
+  const WORDS = globalThis.SondeWords || { stop: {}, unmet: {} };
+  const stopWords = (r) => (r && WORDS.stop[r]) || '';
+  const unmetWords = (c) => (c && WORDS.unmet[c]) || '';
+
   // Every string shown goes through visible() (text.js): bidi controls are
   // shown as marks, never obeyed. setText, el's text and string children,
   // and the attributes a reader sees are the only ways text is placed.
@@ -384,9 +391,12 @@
     for (const r of page.runs || []) {
       const verdict = r.goalVerdict ? ' · ' + r.goalVerdict.outcome : '';
       const conv = r.position > 1 ? ' · conversation step ' + r.position : '';
+      // The endings a reader must act on say so in the list.
+      const ending = r.stopReason === 'question-asked' ? ' · asks you a question'
+        : r.stopReason === 'repeated-call' ? ' · stopped on a repeated call' : '';
       list.appendChild(el('li', {},
         el('a', { href: '#run=' + encodeURIComponent(r.runId), text: r.objective || r.runId }),
-        el('span', { class: 'muted', text: ' ' + r.status + ' · ' + r.workflowType + ' · ' + r.mode + verdict + conv }),
+        el('span', { class: 'muted', text: ' ' + r.status + ' · ' + r.workflowType + ' · ' + r.mode + verdict + ending + conv }),
       ));
     }
     if (first && !list.firstChild) list.appendChild(el('li', { class: 'muted', text: 'No runs yet.' }));
@@ -702,7 +712,9 @@
         state.continueFrom = run.id;
         setText($('continue-label'), 'Continue the conversation of "' + ((run.started && run.started.objective) || run.id).slice(0, 80) + '"');
         $('continue-row').hidden = false;
-        item('finished', e.at, el('p', { text: 'Run ' + d.status + ' (' + (d.stopReason || '') + (d.reason ? ', ' + d.reason : '') + ')' }), d.detail ? el('p', { class: 'muted', text: d.detail }) : null);
+        item('finished', e.at, el('p', { text: 'Run ' + d.status + ' (' + (d.stopReason || '') + (d.reason ? ', ' + d.reason : '') + ')' }),
+          stopWords(d.stopReason) && d.stopReason !== 'report-composed' ? el('p', { class: 'stopped', text: 'Stopped: ' + stopWords(d.stopReason) + '.' }) : null,
+          d.detail ? el('p', { class: 'muted', text: d.detail }) : null);
         $('cancel').hidden = true;
         setLive('');
         renderSafety();
@@ -770,9 +782,16 @@
       const st = el('p', { class: 'verdict ' + (v ? v.outcome : run.finished.status) });
       append(st, [el('strong', { text: v ? 'Verdict: ' + v.outcome : 'Run ' + run.finished.status }), v && v.rule ? ' (rule ' + v.rule + ')' : '']);
       parts.push(st);
-      if (v && v.unmet && v.unmet.length) {
-        parts.push(el('p', {}, 'Not met: ', ...v.unmet.map((u) => el('code', { class: 'unmet', text: u }))));
+      const why = stopWords(run.finished.stopReason);
+      if (why && run.finished.stopReason !== 'report-composed') {
+        parts.push(el('p', { class: 'stopped' }, el('strong', { text: 'Stopped: ' }), why + ' (' + run.finished.stopReason + ').'));
       }
+      if (v && v.unmet && v.unmet.length) {
+        parts.push(el('p', { id: 'unmet-h' }, 'Not met:'));
+        parts.push(el('ul', { class: 'unmet-list', 'aria-labelledby': 'unmet-h' }, v.unmet.map((u) => el('li', {},
+          el('code', { class: 'unmet', text: u }), unmetWords(u) ? ' ' + unmetWords(u) : null))));
+      }
+      if (run.finished.stopReason === 'question-asked' || run.finished.question) parts.push(questionBlock(run));
     }
     if (run.plan) {
       const p = run.plan;
@@ -791,7 +810,8 @@
     if (run.report && run.report.length) {
       parts.push(el('h3', { text: 'Findings' }));
       const ol = el('ol', { class: 'claims' });
-      for (const c of run.report) {
+      const checks = figureChecks(run.finished && run.finished.goalVerdict);
+      run.report.forEach((c, i) => {
         const li = el('li', {}, el('p', { text: c.text || '' }));
         const cites = el('p', { class: 'citations' }, 'Evidence: ');
         for (const ref of c.evidence || []) {
@@ -800,14 +820,88 @@
           else cites.appendChild(el('span', { class: 'cite-static', text: ref.source || 'evidence' }));
         }
         li.appendChild(cites);
+        const fc = checks.get(i + 1);
+        if (fc) {
+          li.appendChild(figureList(fc));
+          if (fc.some((f) => f.status === 'figure-unverified')) li.classList.add('claim-unverified');
+        }
         ol.appendChild(li);
-      }
+      });
       parts.push(ol);
     }
     if (run.answer) parts.push(answerBlock(run, run.answer));
     if (!parts.length) { box.hidden = true; return; }
     box.hidden = false;
     append(box, [el('h3', { class: 'answer-h', text: 'Answer' }), ...parts]);
+  }
+
+  // figureChecks indexes a verdict's figure checks by claim position (from 1).
+  function figureChecks(v) {
+    const m = new Map();
+    for (const c of (v && v.claims) || []) {
+      if (c && Number.isInteger(c.claim) && Array.isArray(c.figures) && c.figures.length) m.set(c.claim, (m.get(c.claim) || []).concat(c.figures));
+    }
+    return m;
+  }
+
+  // How each figure status reads: a mark and a word, so the status never
+  // rests on colour alone (the mark is decoration; the word is read out).
+  const FIGURE = {
+    found: { cls: 'figure-found', mark: '✓', word: 'found' },
+    derived: { cls: 'figure-derived', mark: '≈', word: 'derived' },
+    'figure-unverified': { cls: 'figure-unverified', mark: '✗', word: 'not found' },
+  };
+
+  // figureList shows the verifier's check of one claim's figures: each
+  // figure as the claim wrote it (the model's text), what was found of it
+  // and where.
+  function figureList(figures) {
+    const ul = el('ul', { class: 'figures', 'aria-label': 'Figure checks' });
+    for (const f of figures) {
+      const k = FIGURE[f.status] || { cls: 'figure-other', mark: '?', word: String(f.status || 'unchecked') };
+      let where = '';
+      if (f.status === 'found') where = f.source ? ' in ' + f.source : '';
+      else if (f.status === 'derived') where = (f.source ? ' from ' + f.source : '') + (f.how ? ': ' + f.how : '');
+      else if (f.status === 'figure-unverified') where = ' in the results this claim cites';
+      ul.appendChild(el('li', { class: 'figure ' + k.cls },
+        el('span', { class: 'mark', 'aria-hidden': 'true', text: k.mark }), ' ',
+        el('code', { class: 'figure-text', text: f.text || '' }), ' ',
+        el('strong', { class: 'figure-status', text: k.word }), where));
+    }
+    return ul;
+  }
+
+  // questionBlock shows the question a run stopped on (the model's words,
+  // as text) and how to answer it: a run that continues this conversation,
+  // whose objective is the answer.
+  function questionBlock(run) {
+    const q = run.finished.question || '';
+    const box = el('section', { class: 'question', role: 'region', 'aria-labelledby': 'question-h' });
+    append(box, [
+      el('h3', { id: 'question-h', text: 'The model asks you a question' }),
+      q ? prose(q) : el('p', { class: 'muted', text: 'The question was not recorded.' }),
+      el('p', { text: 'The run did not answer. Answer the question by continuing the conversation: your answer becomes the next run\u2019s objective, and the model sees this run.' }),
+      el('button', { type: 'button', id: 'answer-question', text: 'Answer this question', onclick: () => answerQuestion(run) }),
+    ]);
+    return box;
+  }
+
+  // answerQuestion prepares the start form to continue the run's
+  // conversation in its own mode and workflow, and puts the cursor in the
+  // objective for the answer.
+  function answerQuestion(run) {
+    state.continueFrom = run.id;
+    const st = run.started || {};
+    if (st.mode && [...$('mode').options].some((o) => o.value === st.mode)) $('mode').value = st.mode;
+    if (st.workflowType && [...$('workflow').options].some((o) => o.value === st.workflowType)) $('workflow').value = st.workflowType;
+    if (st.connectionId && [...$('connection').options].some((o) => o.value === st.connectionId)) $('connection').value = st.connectionId;
+    syncForm();
+    $('continue-row').hidden = false;
+    $('continue').checked = true;
+    const obj = $('objective');
+    obj.value = '';
+    attr(obj, 'placeholder', 'Your answer to the question');
+    obj.focus();
   }
 
   function answerBlock(run, a) {
