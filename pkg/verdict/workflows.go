@@ -35,16 +35,18 @@ func (p Produced) isPlan(corr string) bool { return p.Tools[corr] == policy.Tool
 
 // verifyQueryOptimization is agent-query-optimization.3: the baseline with
 // plans exempt from its emptiness clause (a plan's row count measures
-// nothing), and evidence that the change rests on what the engine does: a
-// plan comparison, or an index recommendation citing a plan the run read.
-// The baseline dominates: a run that never reported is told that.
+// nothing), and evidence that the outcome rests on what the engine does: a
+// plan comparison, an index recommendation citing a plan the run read, or
+// — the honest "no change needed" (the plan already uses an index) — no
+// recommendation at all and a report citing a plan the run read. The
+// baseline dominates: a run that never reported is told that.
 func verifyQueryOptimization(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
 	produced := ProducedBy(entries)
 	v := baseline(RuleQueryOptimization, entries, cancelled, produced.isPlan)
 	if v.Outcome != contracts.VerdictAnswered {
 		return v
 	}
-	compared, indexOnPlan, indexWithoutPlan := false, false, false
+	compared, indexOnPlan, indexWithoutPlan, recommended := false, false, false, false
 	for _, e := range entries {
 		p, err := e.Decode()
 		if err != nil {
@@ -54,6 +56,7 @@ func verifyQueryOptimization(entries []contracts.Entry, cancelled bool) contract
 		case *contracts.PlanComparison:
 			compared = true
 		case *contracts.Recommendation:
+			recommended = true
 			if p.Kind != contracts.RecommendIndex {
 				continue
 			}
@@ -69,10 +72,24 @@ func verifyQueryOptimization(entries []contracts.Entry, cancelled bool) contract
 	case compared || indexOnPlan:
 	case indexWithoutPlan:
 		v.Outcome, v.Unmet = contracts.VerdictUnanswered, append(v.Unmet, UnmetNoPlanEvidence)
+	case !recommended && citesPlan(reportOf(entries), produced):
+		// No change recommended, and the report rests on the plan read.
 	default:
 		v.Outcome, v.Unmet = contracts.VerdictUnanswered, append(v.Unmet, UnmetNoPlanComparison)
 	}
 	return v
+}
+
+// citesPlan reports whether a claim cites an estimating plan the run read.
+func citesPlan(claims []contracts.Claim, produced Produced) bool {
+	for _, c := range claims {
+		for _, ref := range c.Evidence {
+			if ref.Source == contracts.EvidenceArtifact && produced.isPlan(ref.CorrelationID) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // verifyDatabaseAssessment is agent-database-assessment.1: the baseline,

@@ -51,7 +51,13 @@ func TestSpecialistVerdicts(t *testing.T) {
 		{"qo: index citing the diagnosed plan answers", qo, []contracts.Entry{plan(t, "p1"), recommend(t, contracts.RecommendIndex, art("p1")), report(t, art("p1"))},
 			RuleQueryOptimization, contracts.VerdictAnswered, nil},
 		{"qo: no report dominates", qo, []contracts.Entry{plan(t, "p1"), compared}, RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoReport}},
-		{"qo: neither comparison nor index", qo, []contracts.Entry{plan(t, "p1"), produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("p1"), art("r2"))},
+		{"qo: neither comparison nor index nor a plan cited", qo, []contracts.Entry{plan(t, "p1"), produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("r2"))},
+			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
+		// The honest "no change needed": no recommendation, and the report
+		// rests on the plan read (it already uses an index).
+		{"qo: no change needed, citing the plan read", qo, []contracts.Entry{plan(t, "p1"), produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("p1"), art("r2"))},
+			RuleQueryOptimization, contracts.VerdictAnswered, nil},
+		{"qo: no change needed needs a plan read, not a read", qo, []contracts.Entry{produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("r2"))},
 			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
 		{"qo: a rewrite without a comparison", qo, []contracts.Entry{plan(t, "p1"), recommend(t, contracts.RecommendRewrite, art("p1")), report(t, art("p1"))},
 			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
