@@ -43,7 +43,8 @@ type anthropicRequest struct {
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"input_schema"`
 	} `json:"tools"`
-	Stream bool `json:"stream"`
+	Stream      bool     `json:"stream"`
+	Temperature *float64 `json:"temperature"`
 }
 
 type anthropicMessage struct {
@@ -81,7 +82,7 @@ func anthropicBlocks(raw json.RawMessage) ([]anthropicBlock, error) {
 
 // neutral maps a Messages request onto a ChatRequest.
 func (a anthropicRequest) neutral() (ChatRequest, error) {
-	req := ChatRequest{Model: a.Model, Stream: a.Stream}
+	req := ChatRequest{Model: a.Model, Stream: a.Stream, Temperature: a.Temperature}
 	sys, err := anthropicBlocks(a.System)
 	if err != nil {
 		return req, fmt.Errorf("system: %w", err)
@@ -101,16 +102,20 @@ func (a anthropicRequest) neutral() (ChatRequest, error) {
 		var text strings.Builder
 		var calls []ChatToolCall
 		for _, blk := range blocks {
-			switch blk.Type {
-			case "text":
+			switch {
+			case blk.Type == "text" && m.Role == "user":
+				// Consecutive user messages arrive merged into one, a text
+				// block each: each is a message of its own again.
+				req.Messages = append(req.Messages, ChatMessage{Role: "user", Content: blk.Text})
+			case blk.Type == "text":
 				text.WriteString(blk.Text)
-			case "tool_use":
+			case blk.Type == "tool_use":
 				args := string(blk.Input)
 				if args == "" {
 					args = "{}"
 				}
 				calls = append(calls, ChatToolCall{ID: blk.ID, Type: "function", Function: FunctionCall{Name: blk.Name, Arguments: args}})
-			case "tool_result":
+			case blk.Type == "tool_result":
 				content, err := flattenContent(blk.Content)
 				if err != nil {
 					return req, fmt.Errorf("message %d: tool_result: %w", i, err)
@@ -149,6 +154,12 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) {
 	reply, err := s.decide(r, body, &req)
 	if err != nil {
 		writeAnthropicError(w, http.StatusInternalServerError, "api_error", "", "The replay script failed: "+err.Error())
+		return
+	}
+	if reply.ContextExceeded {
+		prompt := promptTokens(body)
+		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error", "",
+			fmt.Sprintf("prompt is too long: %d tokens > %d maximum", prompt, s.windowOf(prompt)))
 		return
 	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
@@ -217,6 +228,8 @@ type anthropicMsg struct {
 
 func (m anthropicMsg) stopReason() string {
 	switch {
+	case m.reply.FinishReason == FinishLength:
+		return "max_tokens"
 	case m.reply.FinishReason != "":
 		return m.reply.FinishReason
 	case len(m.reply.ToolCalls) > 0:

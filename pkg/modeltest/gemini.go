@@ -3,8 +3,11 @@ package modeltest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,8 +38,11 @@ func NewGemini(script Script, opts ...Option) (*Server, error) {
 }
 
 type geminiPart struct {
-	Text         string `json:"text,omitempty"`
-	FunctionCall *struct {
+	Text string `json:"text,omitempty"`
+	// ThoughtSignature is the opaque token Gemini puts on a part it
+	// issued (the first functionCall of a turn among them), base64.
+	ThoughtSignature string `json:"thoughtSignature,omitempty"`
+	FunctionCall     *struct {
 		ID   string          `json:"id"`
 		Name string          `json:"name"`
 		Args json.RawMessage `json:"args"`
@@ -64,11 +70,14 @@ type geminiRequest struct {
 			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
 		} `json:"functionDeclarations"`
 	} `json:"tools"`
+	GenerationConfig struct {
+		Temperature *float64 `json:"temperature"`
+	} `json:"generationConfig"`
 }
 
 // neutral maps a generateContent request onto a ChatRequest.
 func (g geminiRequest) neutral(model string, stream bool) ChatRequest {
-	req := ChatRequest{Model: model, Stream: stream}
+	req := ChatRequest{Model: model, Stream: stream, Temperature: g.GenerationConfig.Temperature}
 	if g.SystemInstruction != nil {
 		var b strings.Builder
 		for _, p := range g.SystemInstruction.Parts {
@@ -90,13 +99,18 @@ func (g geminiRequest) neutral(model string, stream bool) ChatRequest {
 				if args == "" || args == "null" {
 					args = "{}"
 				}
-				calls = append(calls, ChatToolCall{ID: id, Type: "function", Function: FunctionCall{Name: p.FunctionCall.Name, Arguments: args}})
+				calls = append(calls, ChatToolCall{ID: id, Type: "function", Function: FunctionCall{Name: p.FunctionCall.Name, Arguments: args},
+					Signature: p.ThoughtSignature})
 			case p.FunctionResponse != nil:
 				id := p.FunctionResponse.ID
 				if id == "" {
 					id = p.FunctionResponse.Name
 				}
 				req.Messages = append(req.Messages, ChatMessage{Role: "tool", ToolCallID: id, Content: geminiResponseText(p.FunctionResponse.Response)})
+			case c.Role == "user":
+				// Consecutive user messages arrive merged into one content,
+				// a text part each: each is a message of its own again.
+				req.Messages = append(req.Messages, ChatMessage{Role: "user", Content: p.Text})
 			default:
 				text.WriteString(p.Text)
 			}
@@ -154,10 +168,20 @@ func (s *Server) geminiGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := method == "streamGenerateContent"
+	if msg := s.unsigned(gr); msg != "" {
+		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "", msg)
+		return
+	}
 	req := gr.neutral(model, stream)
 	reply, err := s.decide(r, body, &req)
 	if err != nil {
 		writeGeminiError(w, http.StatusInternalServerError, "", "", "The replay script failed: "+err.Error())
+		return
+	}
+	if reply.ContextExceeded {
+		prompt := promptTokens(body)
+		writeGeminiError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "",
+			fmt.Sprintf("The input token count (%d) exceeds the maximum number of tokens allowed (%d).", prompt, s.windowOf(prompt)))
 		return
 	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
@@ -165,6 +189,9 @@ func (s *Server) geminiGenerate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g := geminiReply{model: model, id: "replay" + strconv.FormatInt(n, 10), reply: reply}
+	if len(reply.ToolCalls) > 0 && reply.FinishReason != FinishMalformedCall {
+		g.signature = s.sign(n, reply.ToolCalls[0])
+	}
 	if !stream || reply.IgnoreStream || r.URL.Query().Get("alt") != "sse" {
 		// Without alt=sse the API answers one JSON document; so does a server
 		// that ignores streaming.
@@ -181,7 +208,7 @@ func geminiStatus(code int, status string) string {
 		return status
 	}
 	switch code {
-	case http.StatusBadRequest:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
 		return "INVALID_ARGUMENT"
 	case http.StatusUnauthorized:
 		return "UNAUTHENTICATED"
@@ -228,13 +255,38 @@ func writeGeminiError(w http.ResponseWriter, code int, status, reason, msg strin
 type geminiReply struct {
 	model, id string
 	reply     Reply
+	// signature is the thoughtSignature put on the reply's first call.
+	signature string
 }
 
 func (g geminiReply) finishReason() string {
-	if g.reply.FinishReason != "" {
-		return g.reply.FinishReason
+	switch g.reply.FinishReason {
+	case "":
+		return "STOP" // function calls end with STOP too
+	case FinishLength:
+		return "MAX_TOKENS"
+	case FinishMalformedCall:
+		return "MALFORMED_FUNCTION_CALL"
 	}
-	return "STOP" // function calls end with STOP too
+	return g.reply.FinishReason
+}
+
+// malformed reports a reply Gemini could not read as a call: it carries no
+// content, only the finish reason and a finishMessage quoting the call.
+func (g geminiReply) malformed() bool { return g.reply.FinishReason == FinishMalformedCall }
+
+// finishMessage is what Gemini says beside MALFORMED_FUNCTION_CALL: the
+// call as the model wrote it.
+func (g geminiReply) finishMessage() string {
+	var b strings.Builder
+	b.WriteString("Malformed function call: ")
+	for _, tc := range g.reply.ToolCalls {
+		b.WriteString("print(default_api." + tc.Name + "(" + tc.Arguments + "))")
+	}
+	if len(g.reply.ToolCalls) == 0 {
+		b.WriteString(g.reply.Text)
+	}
+	return b.String()
 }
 
 func (g geminiReply) usage() map[string]any {
@@ -256,6 +308,10 @@ func (g geminiReply) response(parts []map[string]any, finish bool) map[string]an
 	if finish {
 		cand["finishReason"] = g.finishReason()
 		out["usageMetadata"] = g.usage()
+		if g.malformed() {
+			delete(cand, "content")
+			cand["finishMessage"] = g.finishMessage()
+		}
 	}
 	return out
 }
@@ -267,13 +323,20 @@ func (g geminiReply) callParts() []map[string]any {
 		if tc.ID != "" {
 			call["id"] = tc.ID
 		}
-		parts = append(parts, map[string]any{"functionCall": call})
+		part := map[string]any{"functionCall": call}
+		if len(parts) == 0 && g.signature != "" {
+			part["thoughtSignature"] = g.signature
+		}
+		parts = append(parts, part)
 	}
 	return parts
 }
 
 // whole is the reply as one GenerateContentResponse.
 func (g geminiReply) whole() map[string]any {
+	if g.malformed() {
+		return g.response(nil, true)
+	}
 	var parts []map[string]any
 	if g.reply.Text != "" {
 		parts = append(parts, map[string]any{"text": g.reply.Text})
@@ -292,6 +355,10 @@ func (g geminiReply) stream(ctx context.Context, w http.ResponseWriter, delay ti
 			return false
 		}
 		return sse.raw(bytes.Join([][]byte{[]byte("data: "), b, []byte("\r\n\r\n")}, nil), pause)
+	}
+	if g.malformed() {
+		send(g.response(nil, true), false)
+		return
 	}
 	for _, piece := range splitText(g.reply.Text) {
 		if !send(g.response([]map[string]any{{"text": piece}}, false), true) {
@@ -319,4 +386,59 @@ func (g geminiReply) stream(ctx context.Context, w http.ResponseWriter, delay ti
 	default:
 		send(g.response([]map[string]any{{"text": ""}}, true), false)
 	}
+}
+
+// callKey names a call by its function and its arguments, compacted, so a
+// call sent back in a later request is recognised whatever its key order.
+func callKey(name, args string) string {
+	var v any
+	if json.Unmarshal([]byte(orEmptyObject(args)), &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			args = string(b)
+		}
+	}
+	return name + "\x00" + args
+}
+
+// sign draws the thoughtSignature of reply n's first call and remembers it,
+// as Gemini 3 signs the first function call of each turn it answers.
+func (s *Server) sign(n int64, tc ToolCall) string {
+	sig := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("sonde-replay-thought-%d:%s", n, tc.Name)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signatures == nil {
+		s.signatures = map[string][]string{}
+	}
+	k := callKey(tc.Name, tc.Arguments)
+	s.signatures[k] = append(s.signatures[k], sig)
+	return sig
+}
+
+// unsigned is the refusal Gemini 3 gives a request whose history holds a
+// function call this server signed without that signature on its part (or
+// with one it never issued), or "" when every signed call carries its own.
+// A call the server never signed — a later call of a parallel turn, a
+// history built by hand — needs none.
+func (s *Server) unsigned(g geminiRequest) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, c := range g.Contents {
+		for _, p := range c.Parts {
+			if p.FunctionCall == nil {
+				continue
+			}
+			issued := s.signatures[callKey(p.FunctionCall.Name, string(p.FunctionCall.Args))]
+			if len(issued) == 0 {
+				continue
+			}
+			if p.ThoughtSignature == "" {
+				return fmt.Sprintf("Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly. "+
+					"Additional data, function call `%s`, position %d.", p.FunctionCall.Name, i+1)
+			}
+			if !slices.Contains(issued, p.ThoughtSignature) {
+				return fmt.Sprintf("Corrupted thought signature: function call `%s`, position %d.", p.FunctionCall.Name, i+1)
+			}
+		}
+	}
+	return ""
 }

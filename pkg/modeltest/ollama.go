@@ -43,11 +43,14 @@ type ollamaRequest struct {
 		Type     string       `json:"type"`
 		Function ToolFunction `json:"function"`
 	} `json:"tools"`
-	Stream *bool `json:"stream"`
+	Stream  *bool `json:"stream"`
+	Options struct {
+		Temperature *float64 `json:"temperature"`
+	} `json:"options"`
 }
 
 func (o ollamaRequest) neutral() ChatRequest {
-	req := ChatRequest{Model: o.Model, Stream: o.Stream == nil || *o.Stream}
+	req := ChatRequest{Model: o.Model, Stream: o.Stream == nil || *o.Stream, Temperature: o.Options.Temperature}
 	for _, m := range o.Messages {
 		cm := ChatMessage{Role: m.Role, Content: m.Content}
 		for _, tc := range m.ToolCalls {
@@ -74,7 +77,7 @@ func (o ollamaRequest) neutral() ChatRequest {
 }
 
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
-	s.seq.Add(1)
+	n := s.seq.Add(1)
 	body, err := readBody(r)
 	if err != nil {
 		writeOllamaError(w, http.StatusBadRequest, "the request body could not be read")
@@ -95,6 +98,10 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		writeOllamaError(w, http.StatusInternalServerError, "the replay script failed: "+err.Error())
 		return
 	}
+	if reply.ContextExceeded {
+		writeOllamaError(w, http.StatusBadRequest, "the input length exceeds the context length")
+		return
+	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		msg := reply.ErrorMessage
 		if msg == "" {
@@ -104,6 +111,11 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := ollamaReply{model: req.Model, reply: reply}
+	// Ollama gives every call an id of its own.
+	o.reply.ToolCalls = withIDs(reply.ToolCalls, "call_o", n)
+	if o.reply.FinishReason == FinishLength {
+		o.reply.FinishReason = "length" // num_predict reached
+	}
 	if !req.Stream || reply.IgnoreStream {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_ = json.NewEncoder(w).Encode(o.whole())

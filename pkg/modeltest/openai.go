@@ -2,6 +2,7 @@ package modeltest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,6 +43,17 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	reply, err := s.decide(r, body, &req)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "server_error", "", "The replay script failed: "+err.Error())
+		return
+	}
+	if reply.ContextExceeded {
+		prompt := promptTokens(body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+			"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. "+
+				"Please reduce the length of the messages.", s.windowOf(prompt), prompt),
+			"type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+		}})
 		return
 	}
 	if reply.Status != 0 && reply.Status != http.StatusOK {

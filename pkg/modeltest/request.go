@@ -20,6 +20,10 @@ type ChatRequest struct {
 	Tools         []ChatTool     `json:"tools,omitempty"`
 	Stream        bool           `json:"stream,omitempty"`
 	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
+	// Temperature is the sampling temperature the request asked for (OpenAI
+	// and Anthropic "temperature", Gemini generationConfig.temperature,
+	// Ollama options.temperature); nil when it named none.
+	Temperature *float64 `json:"temperature,omitempty"`
 	// Header holds the request's HTTP headers (Authorization among them).
 	Header http.Header `json:"-"`
 	// Vendor is the wire format the request arrived in (VendorOpenAI, …).
@@ -98,6 +102,9 @@ type ChatToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
+	// Signature is the thoughtSignature a Gemini request sent back on the
+	// call's part, base64 as on the wire; empty for the other vendors.
+	Signature string `json:"-"`
 }
 
 // FunctionCall names a function and carries its JSON arguments.

@@ -24,7 +24,14 @@ type Reply struct {
 	// for it) or the body (non-streaming).
 	Usage Usage
 	// FinishReason overrides the finish reason; by default it is "tool_calls"
-	// when there are tool calls and "stop" otherwise.
+	// when there are tool calls and "stop" otherwise. Two words are
+	// vendor-neutral and sent in each vendor's own: FinishLength (OpenAI
+	// "length", Anthropic "max_tokens", Gemini "MAX_TOKENS", Ollama
+	// done_reason "length") and FinishMalformedCall (Gemini's
+	// MALFORMED_FUNCTION_CALL, a candidate with no content and a
+	// finishMessage quoting the call; the other vendors have no such
+	// ending, and are sent the word as it is). Any other word is sent
+	// verbatim.
 	FinishReason string
 
 	// Status, when neither 0 nor 200, answers with that HTTP status and the
@@ -42,6 +49,15 @@ type Reply struct {
 	ErrorType string
 	// ErrorMessage is the error body's message; empty writes a generic one.
 	ErrorMessage string
+
+	// ContextExceeded answers with the vendor's own refusal of a prompt
+	// longer than the model's context window, body for body: OpenAI's 400
+	// with code context_length_exceeded, Anthropic's 400
+	// invalid_request_error "prompt is too long: …", Gemini's 400
+	// INVALID_ARGUMENT "The input token count (…) exceeds the maximum number
+	// of tokens allowed (…).", Ollama's 400 "the input length exceeds the
+	// context length". WithContextWindow sends the same refusal on its own.
+	ContextExceeded bool
 
 	// TruncateStream ends a streamed reply before its terminal marker, as a
 	// connection cut short would: OpenAI's finish and usage chunks and
@@ -68,6 +84,13 @@ type ToolCall struct {
 	// Arguments is the JSON text of the arguments, sent verbatim.
 	Arguments string
 }
+
+// The vendor-neutral finish reasons a Reply may name; each server sends
+// them in its vendor's words (see Reply.FinishReason).
+const (
+	FinishLength        = "length"
+	FinishMalformedCall = "malformed-call"
+)
 
 // Usage is the token usage the replayed model reports.
 type Usage struct {

@@ -32,6 +32,7 @@ type options struct {
 	record     bool
 	chunkDelay time.Duration
 	logger     *slog.Logger
+	window     int
 }
 
 // WithoutRecording stops the server from keeping the requests it receives, for
@@ -42,6 +43,31 @@ func WithoutRecording() Option { return func(o *options) { o.record = false } }
 // the text arrive over time, as it would from a real model. Tool-call
 // fragments are not paced.
 func WithChunkDelay(d time.Duration) Option { return func(o *options) { o.chunkDelay = d } }
+
+// WithContextWindow makes the server refuse, as its vendor does, every
+// request whose prompt is longer than tokens, counting a token as four
+// bytes of the request body (the estimate the demo's usage uses too), before
+// the script is asked.
+func WithContextWindow(tokens int) Option { return func(o *options) { o.window = tokens } }
+
+// promptTokens estimates a request body's prompt in tokens.
+func promptTokens(body []byte) int { return len(body) / 4 }
+
+// overWindow reports whether body is longer than the server's context
+// window, and the estimate.
+func (s *Server) overWindow(body []byte) (int, bool) {
+	n := promptTokens(body)
+	return n, s.opts.window > 0 && n > s.opts.window
+}
+
+// windowOf is the window a context refusal names: the server's, or, for a
+// scripted refusal of a request that fits it, one just below the prompt.
+func (s *Server) windowOf(prompt int) int {
+	if s.opts.window > 0 && s.opts.window < prompt {
+		return s.opts.window
+	}
+	return max(1, prompt*3/4)
+}
 
 // WithLogger sets where the server logs requests it could not serve.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
@@ -60,6 +86,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []ChatRequest
+	// signatures are the thoughtSignatures a Gemini server issued, by call
+	// (callKey).
+	signatures map[string][]string
 }
 
 func newServer(vendor string, script Script, opts []Option, routes func(*Server, *http.ServeMux)) (*Server, error) {
@@ -133,6 +162,9 @@ func (s *Server) decide(r *http.Request, body []byte, req *ChatRequest) (Reply, 
 		s.mu.Lock()
 		s.requests = append(s.requests, *req)
 		s.mu.Unlock()
+	}
+	if _, over := s.overWindow(body); over {
+		return Reply{ContextExceeded: true}, nil
 	}
 	reply, err := s.script.Reply(*req)
 	if err != nil {

@@ -59,6 +59,11 @@ type Config struct {
 	// TuningPath is the operator's model-tuning document
 	// (AGENT_MODEL_TUNING_PATH); empty means none.
 	TuningPath string
+	// ContextTokens is the configured model's context window in tokens
+	// (AGENT_MODEL_CONTEXT_TOKENS); zero leaves it to the tuning documents
+	// (and, for Ollama, to num_ctx). For Ollama it is also the num_ctx asked
+	// for.
+	ContextTokens int
 	// HeartbeatInterval is how often a turn in flight publishes a heartbeat
 	// on its run's delta subject, so the orchestrator can tell a slow model
 	// from a lost turn; zero means DefaultHeartbeatInterval.
@@ -74,10 +79,12 @@ type Config struct {
 }
 
 // ConfigFromEnv reads LLM_PROVIDER, LLM_MODEL, LLM_API_KEY, LLM_API_URL,
-// AGENT_MODEL_TURN_TIMEOUT_MS and AGENT_MODEL_TUNING_PATH, and nothing else:
-// OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, GOOGLE_* and the like
-// are ignored. A turn timeout that is not a positive whole number of
-// milliseconds is ignored (the default stands) and noted in Warnings.
+// AGENT_MODEL_TURN_TIMEOUT_MS, AGENT_MODEL_TUNING_PATH and
+// AGENT_MODEL_CONTEXT_TOKENS, and nothing else: OPENAI_API_KEY,
+// ANTHROPIC_API_KEY, GEMINI_API_KEY, GOOGLE_* and the like are ignored. A
+// turn timeout that is not a positive whole number of milliseconds, or a
+// context window that is not a whole number of tokens from 2048 to 2097152,
+// is ignored (the default stands) and noted in Warnings.
 func ConfigFromEnv() Config {
 	cfg := Config{
 		Provider:   strings.ToLower(strings.TrimSpace(os.Getenv("LLM_PROVIDER"))),
@@ -99,6 +106,16 @@ func ConfigFromEnv() Config {
 					"AGENT_MODEL_TURN_TIMEOUT_MS=%d is above the ceiling of %d (just under half the smallest workflow deadline); capped",
 					ms, MaxTurnTimeout.Milliseconds()))
 			}
+		}
+	}
+	if raw := strings.TrimSpace(os.Getenv("AGENT_MODEL_CONTEXT_TOKENS")); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < minContextTokens || n > maxContextTokens {
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf(
+				"AGENT_MODEL_CONTEXT_TOKENS=%q is not a whole number of tokens from %d to %d; ignored, the model's known window stands",
+				raw, minContextTokens, maxContextTokens))
+		} else {
+			cfg.ContextTokens = n
 		}
 	}
 	return cfg

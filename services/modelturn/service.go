@@ -122,7 +122,8 @@ func New(cfg Config) (*Service, error) {
 	case ProviderOpenAI, ProviderAnthropic, ProviderGemini, ProviderOllama:
 		s.model = cfg.Model
 		s.tuning = resolveTuning(cfg.TuningPath, cfg.Model)
-		s.client, err = newAdapter(cfg, s.tuning, s.log)
+		numCtx := completeSettings(cfg, &s.tuning, s.log)
+		s.client, err = newAdapter(cfg, s.tuning.Settings.Temperature, numCtx, s.log)
 	default:
 		return nil, fmt.Errorf("modelturn: unknown LLM_PROVIDER %q (want openai, anthropic, gemini, ollama or demo)", cfg.Provider)
 	}
@@ -135,8 +136,10 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// newAdapter builds the adapter of cfg's provider.
-func newAdapter(cfg Config, tuning contracts.ModelTuning, log *slog.Logger) (adapter, error) {
+// newAdapter builds the adapter of cfg's provider, sampling at temperature
+// (nil: the vendor's own); numCtx is the context size asked of an Ollama
+// model.
+func newAdapter(cfg Config, temperature *float64, numCtx int, log *slog.Logger) (adapter, error) {
 	if cfg.Model == "" {
 		return nil, fmt.Errorf("modelturn: LLM_MODEL is required for the %s provider", cfg.Provider)
 	}
@@ -150,17 +153,13 @@ func newAdapter(cfg Config, tuning contracts.ModelTuning, log *slog.Logger) (ada
 	)
 	switch cfg.Provider {
 	case ProviderOpenAI:
-		a, err = openaichat.New(openaichat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Logger: log})
+		a, err = openaichat.New(openaichat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Temperature: temperature, Logger: log})
 	case ProviderAnthropic:
 		a, err = anthropicmsg.New(anthropicmsg.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Logger: log})
 	case ProviderGemini:
-		a, err = geminichat.New(geminichat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Logger: log})
+		a, err = geminichat.New(geminichat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, Temperature: temperature, Logger: log})
 	case ProviderOllama:
-		numCtx := 0
-		if tuning.Settings != nil {
-			numCtx = tuning.Settings.NumCtx
-		}
-		a, err = ollamachat.New(ollamachat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, NumCtx: numCtx, Logger: log})
+		a, err = ollamachat.New(ollamachat.Config{Model: cfg.Model, APIKey: cfg.APIKey, BaseURL: cfg.APIURL, NumCtx: numCtx, Temperature: temperature, Logger: log})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("modelturn: %w", err)
@@ -176,13 +175,15 @@ func (s *Service) startDemo() error {
 	if err != nil {
 		return fmt.Errorf("modelturn: demo: %w", err)
 	}
-	c, err := openaichat.New(openaichat.Config{Model: DemoModel, APIKey: "sonde-demo", BaseURL: replay.URL(), Logger: s.log})
+	s.tuning = resolveTuning("", DemoModel)
+	completeSettings(Config{Provider: ProviderOpenAI}, &s.tuning, s.log)
+	c, err := openaichat.New(openaichat.Config{Model: DemoModel, APIKey: "sonde-demo", BaseURL: replay.URL(),
+		Temperature: s.tuning.Settings.Temperature, Logger: s.log})
 	if err != nil {
 		_ = replay.Close()
 		return fmt.Errorf("modelturn: demo: %w", err)
 	}
 	s.model, s.demo, s.client, s.replay = DemoModel, true, c, replay
-	s.tuning = resolveTuning("", DemoModel)
 	s.log.Info("demo provider: runs are driven by a recorded investigation, not a model", "model", DemoModel)
 	return nil
 }

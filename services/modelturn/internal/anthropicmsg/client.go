@@ -132,8 +132,7 @@ func (c *Client) Turn(ctx context.Context, req contracts.ModelTurnRequest, onDel
 	}
 	if acc.stopReason == anthropic.StopReasonModelContextWindowExceeded {
 		err := errors.New("stop reason model_context_window_exceeded")
-		return contracts.ModelTurnReply{}, c.fail(req, err, failure.New(contracts.ReasonModelContextExceeded, false,
-			"the transcript is longer than the model's context window", err))
+		return contracts.ModelTurnReply{}, c.fail(req, err, failure.ContextExceeded(err))
 	}
 	return acc.reply(), nil
 }
@@ -151,12 +150,30 @@ func (c *Client) classify(ctx context.Context, req contracts.ModelTurnRequest, e
 	if errors.As(err, &apiErr) {
 		c.log.Warn("model provider refused the call", "runId", req.RunID, "turn", req.Turn, "model", c.model,
 			"status", apiErr.StatusCode, "type", apiErr.Type(), "code", apiErr.ErrorCode(), "vendorMessage", apiErr.Message)
+		if tooLong(apiErr) {
+			return c.fail(req, err, failure.ContextExceeded(err))
+		}
 		return c.fail(req, err, byType(apiErr.StatusCode, apiErr.Type(), string(apiErr.ErrorCode()), err))
 	}
 	if f := failure.Common(ctx, err); f != nil {
 		return c.fail(req, err, f)
 	}
 	return c.fail(req, err, failure.New(contracts.ReasonModelUnavailable, true, "the model's answer could not be read", err))
+}
+
+// tooLong reports whether the API refused the prompt for the model's context
+// window. The Messages API has no code for it: the refusal is a plain 400
+// invalid_request_error whose only mark is its message ("prompt is too long:
+// N tokens > M maximum", or, when max_tokens no longer fits beside the
+// prompt, "input length and `max_tokens` exceed context limit: …"). So,
+// alone among the classifications here, this one reads the vendor's words —
+// only for that status and type, and only those two openings.
+func tooLong(e *anthropic.Error) bool {
+	if e.StatusCode != http.StatusBadRequest || e.Type() != shared.ErrorTypeInvalidRequestError {
+		return false
+	}
+	return strings.HasPrefix(e.Message, "prompt is too long") ||
+		strings.HasPrefix(e.Message, "input length and `max_tokens` exceed context limit")
 }
 
 // byType classifies an Anthropic error. A mid-stream error event arrives
@@ -280,7 +297,7 @@ func finishReason(r anthropic.StopReason) string {
 	case anthropic.StopReasonToolUse:
 		return "tool_calls"
 	case anthropic.StopReasonMaxTokens:
-		return "length"
+		return contracts.FinishLength
 	}
 	return string(r)
 }

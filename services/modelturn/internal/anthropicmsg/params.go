@@ -14,6 +14,8 @@ import (
 // byte-identical each time — end in one cache breakpoint (cache_control
 // ephemeral), so the provider caches them and reports the cached tokens.
 func (c *Client) params(req contracts.ModelTurnRequest) (anthropic.MessageNewParams, error) {
+	// No temperature: the API version this SDK speaks (2026-10-21) has no
+	// sampling parameters, so the model samples as Anthropic sets it.
 	p := anthropic.MessageNewParams{Model: anthropic.Model(c.model), MaxTokens: c.maxTokens}
 	var system []string
 	var rest []contracts.Message

@@ -97,6 +97,13 @@ func Status(status int, err error) *Error {
 	}
 }
 
+// ContextExceeded is the failure of a call the provider refused because the
+// transcript does not fit the model's context window: not retryable, since
+// the same transcript will not fit next time either.
+func ContextExceeded(err error) *Error {
+	return New(contracts.ReasonModelContextExceeded, false, "the transcript is longer than the model's context window", err)
+}
+
 // Truncated is the failure of a stream that ended without its terminal
 // marker.
 func Truncated(err error) *Error {

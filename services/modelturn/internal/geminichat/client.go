@@ -7,6 +7,7 @@ package geminichat
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,14 +37,18 @@ type Config struct {
 	// BaseURL is the API root, e.g. "http://localhost:8080"; empty means
 	// DefaultBaseURL.
 	BaseURL string
-	Logger  *slog.Logger
+	// Temperature is the sampling temperature sent with every call; nil
+	// sends none (the model's default).
+	Temperature *float64
+	Logger      *slog.Logger
 }
 
 // Client makes model turns against one model.
 type Client struct {
-	models *genai.Models
-	model  string
-	log    *slog.Logger
+	models      *genai.Models
+	model       string
+	temperature *float32
+	log         *slog.Logger
 }
 
 // New validates cfg and returns a Client.
@@ -84,7 +89,12 @@ func New(cfg Config) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{models: client.Models, model: cfg.Model, log: log}, nil
+	c := &Client{models: client.Models, model: cfg.Model, log: log}
+	if cfg.Temperature != nil {
+		t := float32(*cfg.Temperature)
+		c.temperature = &t
+	}
+	return c, nil
 }
 
 // Turn makes one streamed call for req, bounded by ctx. onDelta (may be nil)
@@ -95,6 +105,7 @@ func (c *Client) Turn(ctx context.Context, req contracts.ModelTurnRequest, onDel
 	if err != nil {
 		return contracts.ModelTurnReply{}, failure.New(contracts.ReasonInternal, false, "the turn request could not be put to the model", err)
 	}
+	config.Temperature = c.temperature
 	ctx, w := wire.Ensure(ctx)
 	var acc accumulator
 	for resp, err := range c.models.GenerateContentStream(ctx, c.model, contents, config) {
@@ -182,6 +193,9 @@ func byCode(e genai.APIError, err error) *failure.Error {
 			return failure.Status(http.StatusUnauthorized, err)
 		}
 	}
+	if tooLong(e) || e.Code == http.StatusRequestEntityTooLarge {
+		return failure.ContextExceeded(err)
+	}
 	code := e.Code
 	switch e.Status {
 	case "UNAUTHENTICATED":
@@ -205,6 +219,19 @@ func byCode(e genai.APIError, err error) *failure.Error {
 		}
 	}
 	return failure.Status(code, err)
+}
+
+// tooLong reports whether the API refused the prompt for the model's token
+// limit. Gemini gives that refusal no reason of its own: it is a plain 400
+// INVALID_ARGUMENT whose only mark is its message ("The input token count
+// (N) exceeds the maximum number of tokens allowed (M).", or, for a body
+// over the API's size limit, "Request payload size exceeds the limit: …").
+// So, alone among the classifications here, this one reads the vendor's
+// words — only for that status, and only those two phrases.
+func tooLong(e genai.APIError) bool {
+	return e.Code == http.StatusBadRequest && e.Status == "INVALID_ARGUMENT" &&
+		(strings.Contains(e.Message, "exceeds the maximum number of tokens allowed") ||
+			strings.HasPrefix(e.Message, "Request payload size exceeds the limit"))
 }
 
 // details returns the ErrorInfo reasons and QuotaFailure quota ids of an
@@ -267,7 +294,13 @@ func (a *accumulator) add(r *genai.GenerateContentResponse) string {
 				if id == "" {
 					id = "call_" + strconv.Itoa(len(a.calls))
 				}
-				a.calls = append(a.calls, contracts.ModelToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: string(args)})
+				// The part's thoughtSignature travels with the call and is
+				// sent back on it (Gemini 3 refuses a history without it).
+				var sig string
+				if len(p.ThoughtSignature) > 0 {
+					sig = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
+				}
+				a.calls = append(a.calls, contracts.ModelToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: string(args), Signature: sig})
 			case p.Text != "":
 				a.text.WriteString(p.Text)
 				added.WriteString(p.Text)
@@ -288,7 +321,11 @@ func (a *accumulator) reply() contracts.ModelTurnReply {
 	case a.finish == genai.FinishReasonStop:
 		r.FinishReason = "stop"
 	case a.finish == genai.FinishReasonMaxTokens:
-		r.FinishReason = "length"
+		r.FinishReason = contracts.FinishLength
+	case a.finish == genai.FinishReasonMalformedFunctionCall:
+		// The model wrote a call Gemini itself could not read; what it
+		// wrote is in the candidate's finishMessage, which is not a reply.
+		r.FinishReason = contracts.FinishMalformedCall
 	default:
 		r.FinishReason = strings.ToLower(string(a.finish))
 	}

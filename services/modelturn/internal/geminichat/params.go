@@ -1,6 +1,7 @@
 package geminichat
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -43,7 +44,16 @@ func params(req contracts.ModelTurnRequest) ([]*genai.Content, *genai.GenerateCo
 					args = map[string]any{}
 				}
 				names[tc.ID] = tc.Name
-				parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: args}})
+				part := &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: args}}
+				if tc.Signature != "" {
+					// The signature Gemini issued on this call, back on its part.
+					sig, err := base64.StdEncoding.DecodeString(tc.Signature)
+					if err != nil {
+						return nil, nil, fmt.Errorf("message %d: call %s: the signature is not base64: %w", i, tc.ID, err)
+					}
+					part.ThoughtSignature = sig
+				}
+				parts = append(parts, part)
 			}
 			if len(parts) == 0 {
 				parts = append(parts, &genai.Part{Text: " "})

@@ -40,15 +40,19 @@ type Config struct {
 	BaseURL string
 	// NumCtx is the context window asked for, in tokens.
 	NumCtx int
-	Logger *slog.Logger
+	// Temperature is the sampling temperature sent with every call; nil
+	// sends none (the model's default).
+	Temperature *float64
+	Logger      *slog.Logger
 }
 
 // Client makes model turns against one model.
 type Client struct {
-	api    *api.Client
-	model  string
-	numCtx int
-	log    *slog.Logger
+	api         *api.Client
+	model       string
+	numCtx      int
+	temperature *float64
+	log         *slog.Logger
 }
 
 // New validates cfg and returns a Client. api.ClientFromEnvironment reads
@@ -74,7 +78,8 @@ func New(cfg Config) (*Client, error) {
 	if numCtx <= 0 {
 		numCtx = DefaultNumCtx
 	}
-	return &Client{api: api.NewClient(u, wire.Client([]string{"Authorization"}, set)), model: cfg.Model, numCtx: numCtx, log: log}, nil
+	return &Client{api: api.NewClient(u, wire.Client([]string{"Authorization"}, set)), model: cfg.Model, numCtx: numCtx,
+		temperature: cfg.Temperature, log: log}, nil
 }
 
 // Turn makes one streamed chat call for req, bounded by ctx. onDelta (may be
@@ -138,6 +143,9 @@ func (c *Client) classify(ctx context.Context, req contracts.ModelTurnRequest, e
 	case errors.As(err, &statusErr):
 		c.log.Warn("model provider refused the call", "runId", req.RunID, "turn", req.Turn, "model", c.model,
 			"status", statusErr.StatusCode, "vendorMessage", statusErr.ErrorMessage)
+		if tooLong(statusErr) {
+			return c.fail(req, err, failure.ContextExceeded(err))
+		}
 		return c.fail(req, err, failure.Status(statusErr.StatusCode, err))
 	case errors.As(err, &authErr):
 		return c.fail(req, err, failure.Status(authErr.StatusCode, err))
@@ -148,6 +156,19 @@ func (c *Client) classify(ctx context.Context, req contracts.ModelTurnRequest, e
 	return c.fail(req, err, failure.New(contracts.ReasonModelUnavailable, true, "the model's stream carried an error", err))
 }
 
+// tooLong reports whether the server refused the prompt for num_ctx. Ollama's
+// errors are a status and a sentence, nothing more; with truncation off, a
+// prompt over num_ctx is refused with HTTP 400 and the runner's sentence
+// "the input length exceeds the context length". So this one check reads
+// the vendor's words — for that status only, and only that sentence whole.
+func tooLong(e api.StatusError) bool {
+	return e.StatusCode == http.StatusBadRequest && e.ErrorMessage == ollamaTooLong
+}
+
+// ollamaTooLong is the sentence Ollama's runners refuse a prompt over
+// num_ctx with (runner/ollamarunner and runner/llamarunner, errorInputTooLong).
+const ollamaTooLong = "the input length exceeds the context length"
+
 // request maps a turn request onto a chat request: streamed, with num_ctx
 // set and truncate and shift off.
 func (c *Client) request(req contracts.ModelTurnRequest) (*api.ChatRequest, error) {
@@ -155,6 +176,9 @@ func (c *Client) request(req contracts.ModelTurnRequest) (*api.ChatRequest, erro
 	out := &api.ChatRequest{
 		Model: c.model, Stream: &stream, Truncate: &off, Shift: &off,
 		Options: map[string]any{"num_ctx": c.numCtx},
+	}
+	if c.temperature != nil {
+		out.Options["temperature"] = *c.temperature
 	}
 	if len(req.Messages) == 0 {
 		return nil, errors.New("the transcript is empty")
@@ -230,9 +254,13 @@ func (a *accumulator) add(r api.ChatResponse) string {
 
 func (a *accumulator) reply() contracts.ModelTurnReply {
 	r := contracts.ModelTurnReply{Text: a.text.String(), ToolCalls: a.calls, Usage: a.usage, FinishReason: a.reason}
-	if (a.reason == "stop" || a.reason == "") && len(a.calls) > 0 {
+	switch {
+	case a.reason == "length":
+		// num_predict reached: the turn was cut at the output limit.
+		r.FinishReason = contracts.FinishLength
+	case (a.reason == "stop" || a.reason == "") && len(a.calls) > 0:
 		r.FinishReason = "tool_calls"
-	} else if a.reason == "" {
+	case a.reason == "":
 		r.FinishReason = "stop"
 	}
 	return r

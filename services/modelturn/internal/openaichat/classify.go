@@ -74,9 +74,11 @@ func byStatus(status int, code, typ string, err error) *failure.Error {
 	case code == "model_not_found" || status == http.StatusNotFound:
 		return failure.New(contracts.ReasonModelNotFound, false,
 			"the model provider does not know the configured model (LLM_MODEL)", err)
-	case code == "context_length_exceeded":
-		return failure.New(contracts.ReasonModelContextExceeded, false,
-			"the transcript is longer than the model's context window", err)
+	case code == "context_length_exceeded" || typ == "exceed_context_size_error" || status == http.StatusRequestEntityTooLarge:
+		// OpenAI's code; llama.cpp's server types the same refusal
+		// exceed_context_size_error; a proxy in front of either refuses
+		// a body it will not take with 413.
+		return failure.ContextExceeded(err)
 	case code == "insufficient_quota" || typ == "insufficient_quota":
 		return failure.New(contracts.ReasonModelRateLimited, false,
 			"the model provider account has no quota left", err)

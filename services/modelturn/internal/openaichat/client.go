@@ -33,6 +33,9 @@ type Config struct {
 	// BaseURL is the API root, e.g. "http://localhost:11434/v1"; empty means
 	// DefaultBaseURL.
 	BaseURL string
+	// Temperature is the sampling temperature sent with every call; nil
+	// sends none (the server's default).
+	Temperature *float64
 	// HTTPClient carries the calls; nil uses a client of its own.
 	HTTPClient *http.Client
 	// Logger receives the vendor's error text, which never reaches a reply.
@@ -43,6 +46,7 @@ type Config struct {
 type Client struct {
 	completions openai.ChatCompletionService
 	model       string
+	temperature *float64
 	log         *slog.Logger
 }
 
@@ -80,6 +84,7 @@ func New(cfg Config) (*Client, error) {
 	return &Client{
 		completions: openai.NewChatCompletionService(opts...),
 		model:       cfg.Model,
+		temperature: cfg.Temperature,
 		log:         log,
 	}, nil
 }

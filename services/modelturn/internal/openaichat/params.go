@@ -20,12 +20,16 @@ func (c *Client) params(req contracts.ModelTurnRequest) (openai.ChatCompletionNe
 	if err != nil {
 		return openai.ChatCompletionNewParams{}, err
 	}
-	return openai.ChatCompletionNewParams{
+	p := openai.ChatCompletionNewParams{
 		Model:         shared.ChatModel(c.model),
 		Messages:      msgs,
 		Tools:         tools,
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}, nil
+	}
+	if c.temperature != nil {
+		p.Temperature = openai.Float(*c.temperature)
+	}
+	return p, nil
 }
 
 // messages maps the transcript, role by role.
