@@ -129,7 +129,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			r.Steps = append(r.Steps, recorded(p.ToolCall))
 		case *contracts.ClosingStatement:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
-			if strings.TrimSpace(p.Text) != "" {
+			if strings.TrimSpace(p.Text) != "" && p.Refused == nil { // a call refused as unreadable is no closing
 				r.Closing = p.Text
 			}
 		case *contracts.RunFinished:

@@ -241,6 +241,11 @@ func threadEvidence(newest contracts.Record, limit int) (string, []string) {
 			return cutRunes(line+".\n", limit), nil
 		}
 		head := fmt.Sprintf("The newest step (run %s, %s) composed no report; its closing statement:\n", newest.RunID, newest.Status)
+		if newest.StopReason == contracts.StopQuestion && strings.TrimSpace(newest.Question) != "" {
+			// The user's objective in this run answers it: say so.
+			closing = strings.TrimSpace(fence.Neutralise(newest.Question))
+			head = fmt.Sprintf("The newest step (run %s) stopped to ask the user this question, and this run's objective is the user's answer to it:\n", newest.RunID)
+		}
 		if runes(head)+runes(closing)+1 <= limit {
 			return head + closing + "\n", nil
 		}

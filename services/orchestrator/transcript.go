@@ -171,8 +171,19 @@ func contextMessage(h *contracts.RunStarted, ctxCaptured *contracts.ContextCaptu
 	return b.String()
 }
 
+// nudgeNoTool answers prose in a run that has no compose_report to offer.
 const nudgeNoTool = "You wrote prose without calling a tool. Continue the investigation with a tool, " +
 	"or call compose_report now. " + citationRule
+
+// turnNudge is what a turn that called no tool is answered with: the
+// refusal of a call no one could read, or the prose nudge built from what
+// the model had been shown before it (prose.go).
+func turnNudge(h *contracts.RunStarted, cs *contracts.ClosingStatement, seen shown) string {
+	if cs.Refused != nil {
+		return refusedTurn(cs.Refused)
+	}
+	return proseNudge(h, seen)
+}
 
 const lastTurnNotice = "This is your last model turn: call compose_report now with what you have established. " + citationRule
 
@@ -214,6 +225,8 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		order    []int
 		closing  = map[int]string{}
 		prose    = map[int]string{} // text beside a turn's calls
+		nudges   = map[int]string{} // what each turn without a call was answered with
+		seen     shown              // what the model had been shown so far
 	)
 	addCall := func(tc contracts.ToolCall) *call {
 		if tc.Text != "" {
@@ -242,6 +255,7 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		if err != nil {
 			continue
 		}
+		seen.see(p)
 		switch p := p.(type) {
 		case *contracts.RunStarted:
 			header = p
@@ -270,6 +284,9 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 				order = append(order, p.Turn)
 			}
 			closing[p.Turn] = p.Text
+			if header != nil {
+				nudges[p.Turn] = turnNudge(header, p, seen)
+			}
 		}
 	}
 	if header == nil {
@@ -289,7 +306,7 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		// The model's own words come back neutralised: prose that quotes the
 		// data it read must not close a fence the server opened.
 		if len(calls) == 0 {
-			nudge := nudgeNoTool
+			nudge := nudges[t]
 			if header.Mode == contracts.ModePlanning {
 				nudge = planReminder(header)
 			}
