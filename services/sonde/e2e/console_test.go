@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/modeltest"
 	"github.com/sondehq/sonde/services/modelturn"
 	"github.com/sondehq/sonde/services/sonde/internal/stacktest"
@@ -561,5 +562,155 @@ func TestConsoleRefusedModel(t *testing.T) {
 	b.wait("the drafted statement", `/SELECT status, COUNT\(\*\)/.test(document.querySelector('#answer pre.sql') ? document.querySelector('#answer pre.sql').textContent : '')`, 10*time.Second)
 	if strip := evalIn[string](b, `document.getElementById('safety').textContent`); !strings.Contains(strip, "Executes nothing it drafts") {
 		t.Errorf("the strip of a planning run: %s", strip)
+	}
+}
+
+// handMade is one entry of a hand-made ledger.
+type handMade struct {
+	kind    contracts.EventKind
+	payload any
+}
+
+// appendLedger writes a hand-made ledger for runID into the stack's real
+// ledger, as the local admin's run on the demo connection, so the real
+// gateway serves it: what the verifier and the orchestrator will write
+// (figure checks, a question) is shown before they write it.
+func appendLedger(t *testing.T, s *stacktest.Stack, runID string, started contracts.RunStarted, entries ...handMade) {
+	t.Helper()
+	ctx := context.Background()
+	conns, err := s.Client("").Connections(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range conns {
+		if c.ID == "demo" {
+			started.ConnectionIdentity = c.Identity
+		}
+	}
+	started.ConnectionID, started.Actor = "demo", contracts.Actor{ID: "local", Role: contracts.RoleAdmin}
+	if started.Mode == "" {
+		started.Mode = contracts.ModeAgent
+	}
+	started.Budget = contracts.Budget{MaxTurns: 12, MaxStatements: 20, DeadlineMs: 120000, DBTimeMs: 30000}
+	l, err := ledger.Open(ctx, s.NATS.JetStream(), ledger.WithWriter("hand-made"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := l.Writer(runID, 0, nil)
+	all := append([]handMade{{contracts.KindRunStarted, started},
+		{contracts.KindDriverResolved, contracts.DriverResolved{Provider: "openai", Model: "hand-made", Drive: 1}}}, entries...)
+	for _, e := range all {
+		if _, err := w.Append(ctx, e.kind, e.payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// figuresLedger is a run whose report states figures the verifier
+// checked: one found, one derived, one (hostile text) found nowhere.
+func figuresLedger(hostile string) []handMade {
+	cite := []contracts.EvidenceRef{{Source: contracts.EvidenceArtifact, CorrelationID: "c1genres"}}
+	read := contracts.ToolCall{Turn: 1, CallID: "call1", Tool: "run_read_query", Arguments: json.RawMessage(`{"sql":"SELECT genre, revenue FROM sales","reason":"revenue per genre"}`)}
+	return []handMade{
+		{contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: read, StepID: "s1genres", CorrelationID: "c1genres"}},
+		{contracts.KindToolCompleted, contracts.ToolCompleted{ToolCall: read, StepID: "s1genres", Outcome: contracts.OutcomeOK, DurationMs: 3,
+			Artifact: &contracts.ArtifactSummary{CorrelationID: "c1genres", Rows: 5, Columns: []contracts.Column{{Name: "genre"}, {Name: "revenue"}}}}},
+		{contracts.KindReportComposed, contracts.ReportComposed{ToolCall: contracts.ToolCall{Turn: 2, CallID: "call2", Tool: "compose_report", Arguments: json.RawMessage(`{}`)},
+			Claims: []contracts.Claim{
+				{Text: "Rock sells best, with 826.65 in revenue", Evidence: cite},
+				{Text: "Rock is 12 % of all revenue", Evidence: cite},
+				{Text: "Jazz made " + hostile + " in revenue", Evidence: cite},
+			}}},
+		{contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusSucceeded, StopReason: contracts.StopReportComposed,
+			GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.1", Unmet: []string{"figure-unverified"},
+				Claims: []contracts.ClaimCheck{
+					{Claim: 1, Figures: []contracts.FigureCheck{{Text: "826.65", Status: contracts.FigureFound, Source: "c1genres"}}},
+					{Claim: 2, Figures: []contracts.FigureCheck{{Text: "12 %", Status: contracts.FigureDerived, Source: "c1genres", How: "826.65 / 6889.5"}}},
+					{Claim: 3, Figures: []contracts.FigureCheck{{Text: hostile, Status: contracts.FigureUnverified}}},
+				}}}},
+	}
+}
+
+// questionLedger is a run that stopped on the model's question.
+func questionLedger(question string) []handMade {
+	return []handMade{
+		{contracts.KindClosingStatement, contracts.ClosingStatement{Turn: 1, Text: question}},
+		{contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusSucceeded, StopReason: contracts.StopQuestion, Question: question,
+			GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.1", Unmet: []string{"question-asked"}}}},
+	}
+}
+
+// TestConsoleShowsFigureChecksAndTheQuestion opens hand-made runs on the
+// real gateway: each claim lists its figure checks in words (found,
+// derived with how, not found), the unmet codes and the stop reason are
+// shown, a run that stopped on a question shows the question and answers
+// it by continuing the conversation; a hostile figure and question stay
+// text.
+func TestConsoleShowsFigureChecksAndTheQuestion(t *testing.T) {
+	consoleChromium(t)
+	s := stacktest.Start(t, stacktest.Options{})
+	hostileQ := "Invoice totals or units? \u202ewhich year " + consoleHostile
+	appendLedger(t, s, "rhandfigures01", contracts.RunStarted{Objective: "Which genre sells best?", WorkflowType: contracts.WorkflowInvestigation},
+		figuresLedger("999.99 "+consoleHostile)...)
+	appendLedger(t, s, "rhandquestion01", contracts.RunStarted{Objective: "How much did we sell?", WorkflowType: contracts.WorkflowInvestigation},
+		questionLedger(hostileQ)...)
+	b := newBrowser(t)
+
+	b.do("open the figures run", chromedp.Navigate(s.URL+"/#run=rhandfigures01"), chromedp.WaitVisible(chromedp.CSS("#start-form")))
+	b.wait("the run to be shown", finished+` && document.querySelectorAll('#answer .claims li .figures li').length === 3`, 20*time.Second)
+	figs := evalIn[[]string](b, `[...document.querySelectorAll('#answer .claims > li')].map(li => { const f = li.querySelector('.figures'); return f ? f.textContent : ''; })`)
+	if len(figs) != 3 {
+		t.Fatalf("%d claims shown", len(figs))
+	}
+	for i, want := range [][]string{{"826.65", "found", "in c1genres"}, {"12 %", "derived", "from c1genres", "826.65 / 6889.5"}, {"999.99 " + consoleHostile, "not found", "in the results this claim cites"}} {
+		for _, w := range want {
+			if !strings.Contains(figs[i], w) {
+				t.Errorf("claim %d's figure checks read %q, want %q", i+1, figs[i], w)
+			}
+		}
+	}
+	// The status is a word and a class, never a colour alone.
+	if words := evalIn[[]string](b, `[...document.querySelectorAll('#answer .figures .figure-status')].map(e => e.textContent)`); strings.Join(words, ",") != "found,derived,not found" {
+		t.Errorf("the figure statuses read %v", words)
+	}
+	if n := evalIn[int](b, `document.querySelectorAll('#answer .claims > li.claim-unverified').length`); n != 1 {
+		t.Errorf("%d claims marked unverified, want 1", n)
+	}
+	if unmet := evalIn[string](b, `document.querySelector('#answer .unmet-list').textContent`); !strings.Contains(unmet, "figure-unverified") {
+		t.Errorf("the unmet codes read %q", unmet)
+	}
+	b.shot("console-figures.png")
+
+	b.do("open the question run", chromedp.Navigate(s.URL+"/#run=rhandquestion01"))
+	b.wait("the question", `document.querySelector('#answer .question') !== null`, 20*time.Second)
+	q := evalIn[string](b, `document.querySelector('#answer .question .prose').textContent`)
+	if want := strings.ReplaceAll(hostileQ, "\u202e", "[U+202E]"); q != want {
+		t.Errorf("the question reads %q, want %q", q, want)
+	}
+	stopped := evalIn[string](b, `document.querySelector('#answer .stopped').textContent`)
+	if !strings.Contains(stopped, "asked you a question") || !strings.Contains(stopped, "question-asked") {
+		t.Errorf("the stop reads %q", stopped)
+	}
+	inert := evalIn[map[string]any](b, `({title: document.title, imgs: document.querySelectorAll('img').length,
+		scripts: document.querySelectorAll('script:not([src^="/console/"])').length, bold: document.querySelectorAll('#run b').length})`)
+	if inert["title"] != "Sonde console" || inert["imgs"] != float64(0) || inert["scripts"] != float64(0) || inert["bold"] != float64(0) {
+		t.Errorf("hostile text became markup: %v", inert)
+	}
+	b.shot("console-question.png")
+
+	// Answering continues the conversation from the question run.
+	b.do("answer the question", chromedp.Click(chromedp.CSS("#answer-question")))
+	if st := evalIn[map[string]any](b, `({checked: document.getElementById('continue').checked, shown: !document.getElementById('continue-row').hidden,
+		focus: document.activeElement && document.activeElement.id})`); st["checked"] != true || st["shown"] != true || st["focus"] != "objective" {
+		t.Fatalf("after 'Answer this question' the form is %v", st)
+	}
+	b.start("Invoice totals, for 2025")
+	b.wait("the answer run to finish", finished, 90*time.Second)
+	rec, err := s.Client("").Run(context.Background(), evalIn[string](b, `decodeURIComponent(location.hash.slice(5))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.PreviousRunID != "rhandquestion01" || rec.Objective != "Invoice totals, for 2025" {
+		t.Errorf("the answer run continues %q with objective %q", rec.PreviousRunID, rec.Objective)
 	}
 }

@@ -782,6 +782,8 @@
       const st = el('p', { class: 'verdict ' + (v ? v.outcome : run.finished.status) });
       append(st, [el('strong', { text: v ? 'Verdict: ' + v.outcome : 'Run ' + run.finished.status }), v && v.rule ? ' (rule ' + v.rule + ')' : '']);
       parts.push(st);
+      // A question comes first: it is what the reader must act on.
+      if (run.finished.stopReason === 'question-asked' || run.finished.question) parts.push(questionBlock(run));
       const why = stopWords(run.finished.stopReason);
       if (why && run.finished.stopReason !== 'report-composed') {
         parts.push(el('p', { class: 'stopped' }, el('strong', { text: 'Stopped: ' }), why + ' (' + run.finished.stopReason + ').'));
@@ -791,7 +793,6 @@
         parts.push(el('ul', { class: 'unmet-list', 'aria-labelledby': 'unmet-h' }, v.unmet.map((u) => el('li', {},
           el('code', { class: 'unmet', text: u }), unmetWords(u) ? ' ' + unmetWords(u) : null))));
       }
-      if (run.finished.stopReason === 'question-asked' || run.finished.question) parts.push(questionBlock(run));
     }
     if (run.plan) {
       const p = run.plan;

@@ -150,8 +150,10 @@ func follow(ctx context.Context, out io.Writer, c *client.Client, server, runID 
 			return err
 		}
 	} else {
-		printReport(out, rec, runArtifacts(ctx, c, runID))
+		printReport(out, rec, runArtifacts(ctx, c, runID), server)
 	}
+	// Anything but an answered verdict exits 3: a run that stopped on a
+	// question has not answered either (printReport says how to answer it).
 	if rec.GoalVerdict == nil || rec.GoalVerdict.Outcome != contracts.VerdictAnswered {
 		return &exitError{code: ExitUnanswered}
 	}
@@ -361,8 +363,10 @@ func budgetLine(r contracts.Record) string {
 
 // printReport prints what a finished run answered: a planning run's plan,
 // or an agent run's workflow sections (through fetch, which may be nil) and
-// report; then its status and verdict.
-func printReport(out io.Writer, r contracts.Record, fetch artifactSource) {
+// report, each claim with the verifier's check of its figures; then the
+// question the run stopped on, with the command that answers it through
+// server; then its status and verdict, each unmet code in words.
+func printReport(out io.Writer, r contracts.Record, fetch artifactSource, server string) {
 	fmt.Fprintln(out)
 	if r.Mode != contracts.ModePlanning {
 		printWorkflow(out, r, fetch)
@@ -380,6 +384,7 @@ func printReport(out io.Writer, r contracts.Record, fetch artifactSource) {
 				arts[s.Artifact.CorrelationID] = s.Artifact
 			}
 		}
+		checks := claimChecks(r.GoalVerdict)
 		for i, c := range r.Report {
 			fmt.Fprintf(out, "%2d. %s\n", i+1, cleanLines(c.Text))
 			for _, ref := range c.Evidence {
@@ -394,21 +399,15 @@ func printReport(out io.Writer, r contracts.Record, fetch artifactSource) {
 					fmt.Fprintf(out, "    cites schema snapshot %s\n", ref.Fingerprint)
 				}
 			}
+			if ch, ok := checks[i+1]; ok {
+				fmt.Fprintf(out, "    %s\n", figuresLine(ch))
+			}
 		}
 	}
 	fmt.Fprintln(out)
-	status := fmt.Sprintf("Status: %s (%s)", r.Status, r.StopReason)
-	if r.Reason != "" {
-		status += ", reason " + string(r.Reason)
-	}
-	fmt.Fprintln(out, status)
-	if v := r.GoalVerdict; v != nil {
-		line := fmt.Sprintf("Verdict: %s (%s)", v.Outcome, v.Rule)
-		if len(v.Unmet) > 0 {
-			line += ", unmet: " + strings.Join(v.Unmet, ", ")
-		}
-		fmt.Fprintln(out, line)
-	}
+	printQuestion(out, r, server)
+	fmt.Fprintln(out, statusLine(r))
+	printVerdict(out, r.GoalVerdict)
 	if r.Detail != "" {
 		fmt.Fprintln(out, r.Detail)
 	}

@@ -148,7 +148,7 @@ func runsShow(ctx context.Context, out io.Writer, o runsOptions, runID string) e
 	if o.jsonOut {
 		return printJSON(out, rec)
 	}
-	printRecord(out, rec, runArtifacts(ctx, o.client(), runID))
+	printRecord(out, rec, runArtifacts(ctx, o.client(), runID), o.server)
 	return nil
 }
 
@@ -269,8 +269,8 @@ func runsArtifact(ctx context.Context, out io.Writer, o runsOptions, runID, corr
 
 // printRecord prints a run's record: what it was, what it spent, each step
 // with its status and result, then the report with its citations, the status
-// and the verdict.
-func printRecord(out io.Writer, r contracts.Record, fetch artifactSource) {
+// and the verdict (printReport: server is where a question is answered).
+func printRecord(out io.Writer, r contracts.Record, fetch artifactSource, server string) {
 	fmt.Fprintf(out, "Run %s · %s %s on connection %q\n", r.RunID, r.Mode, r.WorkflowType, r.ConnectionID)
 	fmt.Fprintf(out, "Objective: %s\n", r.Objective)
 	when := "Started " + r.StartedAt.Local().Format(time.DateTime)
@@ -323,5 +323,5 @@ func printRecord(out io.Writer, r contracts.Record, fetch artifactSource) {
 			fmt.Fprintf(out, "    database error (%s): %s\n", s.DBError.Class, oneLine(s.DBError.Message, 120))
 		}
 	}
-	printReport(out, r, fetch)
+	printReport(out, r, fetch, server)
 }
