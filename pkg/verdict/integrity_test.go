@@ -263,6 +263,8 @@ func TestDataClaimsNeedAReadingOfTheData(t *testing.T) {
 		{"a value named mid-sentence", "The best genre is Rock", []string{UnmetSchemaOnly}},
 		{"a quoted value", `genres.name holds "Rock" most often`, []string{UnmetSchemaOnly}},
 		{"a quoted value, no vocabulary", `genres.name holds 'Rock'`, []string{UnmetSchemaOnly}},
+		{"a quoted value in lower case", `genres.name holds 'jazz fusion'`, []string{UnmetSchemaOnly}},
+		{"a quoted name the schema holds", `genres has a column "name"`, nil},
 		{"a figure the schema does not show", "genres holds 25 rows", []string{UnmetFigureUnverified, UnmetSchemaOnly}},
 		// Structure claims still answer.
 		{"a reference", "invoice_items references invoices through invoice_id", nil},

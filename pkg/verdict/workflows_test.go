@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -21,6 +22,17 @@ func produced(t *testing.T, tool, cid string, rows int) contracts.Entry {
 
 func plan(t *testing.T, cid string) contracts.Entry {
 	return produced(t, policy.ToolInspectPlan, cid, 0) // a plan's row count measures nothing
+}
+
+// planAt is a plan the run read, its summary reading each relation as
+// access says.
+func planAt(t *testing.T, cid string, access ...contracts.AccessKind) contracts.Entry {
+	sum := &contracts.PlanSummary{Engine: contracts.EngineSQLite}
+	for i, a := range access {
+		sum.Access = append(sum.Access, contracts.RelationAccess{Relation: fmt.Sprintf("t%d", i), Access: a})
+	}
+	return entry(t, contracts.KindToolCompleted, contracts.ToolCompleted{ToolCall: contracts.ToolCall{Tool: policy.ToolInspectPlan}, StepID: cid,
+		Outcome: contracts.OutcomeOK, Artifact: &contracts.ArtifactSummary{CorrelationID: cid}, Plan: sum})
 }
 
 func recommend(t *testing.T, kind string, refs ...contracts.EvidenceRef) contracts.Entry {
@@ -51,13 +63,23 @@ func TestSpecialistVerdicts(t *testing.T) {
 		{"qo: index citing the diagnosed plan answers", qo, []contracts.Entry{plan(t, "p1"), recommend(t, contracts.RecommendIndex, art("p1")), report(t, art("p1"))},
 			RuleQueryOptimization, contracts.VerdictAnswered, nil},
 		{"qo: no report dominates", qo, []contracts.Entry{plan(t, "p1"), compared}, RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoReport}},
-		{"qo: neither comparison nor index nor a plan cited", qo, []contracts.Entry{plan(t, "p1"), produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("r2"))},
+		{"qo: neither comparison nor index", qo, []contracts.Entry{plan(t, "p1"), produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("p1"), art("r2"))},
 			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
 		// The honest "no change needed": no recommendation, and the report
-		// rests on the plan read (it already uses an index).
-		{"qo: no change needed, citing the plan read", qo, []contracts.Entry{plan(t, "p1"), produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("p1"), art("r2"))},
+		// rests on a plan read that already uses an index.
+		{"qo: no change needed, citing a plan that uses an index", qo, []contracts.Entry{planAt(t, "p1", contracts.AccessIndex, contracts.AccessIndex),
+			produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("p1"), art("r2"))},
 			RuleQueryOptimization, contracts.VerdictAnswered, nil},
-		{"qo: no change needed needs a plan read, not a read", qo, []contracts.Entry{produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("r2"))},
+		{"qo: a plan that scans is no case for no change", qo, []contracts.Entry{planAt(t, "p1", contracts.AccessIndex, contracts.AccessFullScan), report(t, art("p1"))},
+			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
+		{"qo: nor one that scans in some step", qo, []contracts.Entry{planAt(t, "p1", contracts.AccessMixed), report(t, art("p1"))},
+			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
+		{"qo: nor one whose access is unknown", qo, []contracts.Entry{planAt(t, "p1", contracts.AccessUnknown), report(t, art("p1"))},
+			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
+		{"qo: a plan using an index, but a rewrite recommended uncompared", qo, []contracts.Entry{planAt(t, "p1", contracts.AccessIndex),
+			recommend(t, contracts.RecommendRewrite, art("p1")), report(t, art("p1"))},
+			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
+		{"qo: no change needed needs the plan cited", qo, []contracts.Entry{planAt(t, "p1", contracts.AccessIndex), produced(t, policy.ToolRunReadQuery, "r2", 4), report(t, art("r2"))},
 			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
 		{"qo: a rewrite without a comparison", qo, []contracts.Entry{plan(t, "p1"), recommend(t, contracts.RecommendRewrite, art("p1")), report(t, art("p1"))},
 			RuleQueryOptimization, contracts.VerdictUnanswered, []string{UnmetNoPlanComparison}},
