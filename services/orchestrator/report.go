@@ -124,30 +124,6 @@ func (d *drive) toldShortfalls() map[string]bool {
 	return told
 }
 
-// shownTurns maps each result this run produced to the turn whose tool
-// result carried it: the model has seen it from the next turn on. A result
-// produced again (a replay) keeps its first turn.
-func shownTurns(entries []contracts.Entry) map[string]int {
-	out := map[string]int{}
-	for _, e := range entries {
-		if e.Kind != contracts.KindToolCompleted {
-			continue
-		}
-		p, err := e.Decode()
-		if err != nil {
-			continue
-		}
-		c := p.(*contracts.ToolCompleted)
-		if c.Outcome != contracts.OutcomeOK || c.Artifact == nil {
-			continue
-		}
-		if t, ok := out[c.Artifact.CorrelationID]; !ok || c.Turn < t {
-			out[c.Artifact.CorrelationID] = c.Turn
-		}
-	}
-	return out
-}
-
 // unseenRef is a citation of a result the model had not been shown.
 type unseenRef struct {
 	id, tool string
@@ -159,14 +135,9 @@ type unseenRef struct {
 // that does not resolve is not this check's to report.
 func (d *drive) unseen(turn int, refs []contracts.EvidenceRef) []unseenRef {
 	produced := verdict.ProducedBy(d.entries)
-	at := shownTurns(d.entries)
 	var out []unseenRef
 	for _, ref := range refs {
-		if ref.Source != contracts.EvidenceArtifact || ref.CorrelationID == produced.Snapshot {
-			continue
-		}
-		t, ok := at[ref.CorrelationID]
-		if !ok || t < turn || slices.ContainsFunc(out, func(u unseenRef) bool { return u.id == ref.CorrelationID }) {
+		if !produced.Resolves(ref) || produced.Seen(ref, turn) || slices.ContainsFunc(out, func(u unseenRef) bool { return u.id == ref.CorrelationID }) {
 			continue
 		}
 		out = append(out, unseenRef{id: ref.CorrelationID, tool: produced.Tools[ref.CorrelationID]})
@@ -229,7 +200,7 @@ func (d *drive) citable() ([]string, string) {
 // names those produced on turn itself as citable from the next.
 func (d *drive) citableAt(turn int) ([]string, string) {
 	rec := d.record()
-	at := shownTurns(d.entries)
+	produced := verdict.ProducedBy(d.entries)
 	var ids, said, pending []string
 	for _, st := range rec.Steps {
 		if st.Status != contracts.StepCompleted || st.Artifact == nil {
@@ -237,7 +208,7 @@ func (d *drive) citableAt(turn int) ([]string, string) {
 		}
 		id := st.Artifact.CorrelationID
 		what := fmt.Sprintf("%s (%s, %s)", id, st.Tool, plural(st.Artifact.Rows, "row"))
-		if t, ok := at[id]; ok && t >= turn {
+		if !produced.Seen(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: id}, turn) {
 			pending = append(pending, what)
 			continue
 		}

@@ -71,14 +71,17 @@ func wantContains(t *testing.T, what, text string, parts ...string) {
 // TestSameTurnCitationIsRefused: issue 18 item 1 reproduced — turn 1
 // carries a read and a report citing it; the model never saw the rows, so
 // the report is refused, saying why and what is citable now, and the same
-// report a turn later, once the rows were shown, answers.
+// report a turn later, stating the figure the rows showed, answers.
 func TestSameTurnCitationIsRefused(t *testing.T) {
 	h := newHarness(t, Config{})
 	liar := reportCiting("Rock sells best, with 999.99 in revenue", "r1")
 	h.model.script = turns(
 		[]contracts.ModelToolCall{readCall("SELECT genre, revenue FROM sales"), liar},
-		one(liar),
+		one(reportCiting("Rock sells best, with 826.65 in revenue", "r1")),
 	)
+	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
+		return h.stored(t, req, []string{"genre", "revenue"}, [][]any{{"Rock", 826.65}, {"Jazz", 120.5}}, nil, true), nil
+	}
 	entries, rec, err := h.drive(t, "same-turn", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +93,7 @@ func TestSameTurnCitationIsRefused(t *testing.T) {
 	wantContains(t, "the refusal", refused[0].Content,
 		"r1 was read in this same turn: you have not seen its rows yet; it becomes citable next turn",
 		"Citable in this run: schema (the schema snapshot: structure only).",
-		"citable from your next turn once you have read them: r1 (run_read_query, 1 row)")
+		"citable from your next turn once you have read them: r1 (run_read_query, 2 rows)")
 	if strings.Contains(refused[0].Content, "Citable in this run: r1") {
 		t.Errorf("an unseen result is listed as citable now: %s", refused[0].Content)
 	}
@@ -183,9 +186,9 @@ func TestComposeReportChecksItsClaims(t *testing.T) {
 		one(readCall("SELECT count(*) FROM invoice")),
 		one(tc(policy.ToolComposeReport, `{"claims":[]}`)),
 		one(tc(policy.ToolComposeReport, `{"claims":[{"text":"  ","evidence":[{"source":"artifact","correlationId":"r1"}]}]}`)),
-		one(tc(policy.ToolComposeReport, `{"claims":[{"text":"412 invoices","evidence":[]}]}`)),
-		one(reportCiting("412 invoices", "r9")),
-		one(reportCiting("412 invoices", "r1")),
+		one(tc(policy.ToolComposeReport, `{"claims":[{"text":"The invoices as counted","evidence":[]}]}`)),
+		one(reportCiting("The invoices as counted", "r9")),
+		one(reportCiting("The invoices as counted", "r1")),
 	)
 	entries, rec, err := h.drive(t, "report-checks", nil)
 	if err != nil {
@@ -207,7 +210,7 @@ func TestComposeReportChecksItsClaims(t *testing.T) {
 		}
 		wantContains(t, "the refusal", r.Content, citationRule, "Citable in this run: r1 (run_read_query, 1 row)")
 	}
-	if rec.Status != contracts.StatusSucceeded || len(rec.Report) != 1 || rec.Report[0].Text != "412 invoices" || rec.Spent.Turns != 6 {
+	if rec.Status != contracts.StatusSucceeded || len(rec.Report) != 1 || rec.Report[0].Text != "The invoices as counted" || rec.Spent.Turns != 6 {
 		t.Fatalf("status %s turns %d report %+v", rec.Status, rec.Spent.Turns, rec.Report)
 	}
 }
@@ -269,12 +272,38 @@ func TestReportThatWouldBeUnansweredIsRefusedOnce(t *testing.T) {
 			one(readCall("SELECT genre FROM sales")),
 			one(reportCiting("Rock sells best", "r2")),
 			one(tc(policy.ToolPresentAnswer, `{"artifact":"r1","presentation":{"kind":"table","spec":null}}`)),
-			one(reportCiting("Rock sells best", "r2")),
-			one(reportCiting("Rock sells best", "r2")),
+			one(reportCiting("Rock sells best of the genres", "r2")),
+			one(reportCiting("Rock sells best of all genres", "r2")),
 		},
 		says: [][]string{{"call present_answer with r2"},
 			{"no claim cites the presented answer r1", "cite r1 in at least one claim"}},
 		outcome: contracts.VerdictUnanswered, unmet: []string{"answer-uncited"},
+	}, {
+		name: "a made-up figure, kept", workflow: contracts.WorkflowInvestigation, answer: rows,
+		script: [][]contracts.ModelToolCall{
+			one(readCall("SELECT genre, revenue FROM sales")),
+			one(reportCiting("Rock sells best, with 999.99 in revenue", "r1")),
+			one(reportCiting("Rock sells best, with 999.99 in revenue", "r1")),
+		},
+		says:    [][]string{{`claim 1 states "999.99", found in none of the results it cites (r1) nor derived from them`, "state each figure as the cited rows show it"}},
+		outcome: contracts.VerdictUnanswered, unmet: []string{"figure-unverified"},
+	}, {
+		name: "a made-up figure, mended", workflow: contracts.WorkflowInvestigation, answer: rows,
+		script: [][]contracts.ModelToolCall{
+			one(readCall("SELECT genre, revenue FROM sales")),
+			one(reportCiting("Rock sells best, with 999.99 in revenue", "r1")),
+			one(reportCiting("Rock sells best, with 826.65 in revenue", "r1")),
+		},
+		says:    [][]string{{`"999.99"`}},
+		outcome: contracts.VerdictAnswered,
+	}, {
+		name: "data stated from the schema alone", workflow: contracts.WorkflowInvestigation,
+		script: [][]contracts.ModelToolCall{
+			one(reportCiting("Rock is the best-selling genre with 826.65", "schema")),
+			one(reportCiting("Rock is the best-selling genre with 826.65", "schema")),
+		},
+		says:    [][]string{{"the claims about data cite only the schema snapshot, which shows the database's structure, not its data", "if it cannot be read, say so"}},
+		outcome: contracts.VerdictUnanswered, unmet: []string{"figure-unverified", "schema-only"},
 	}, {
 		name: "recommendation citing a read, then the plan", workflow: contracts.WorkflowQueryOptimization, answer: plans,
 		script: [][]contracts.ModelToolCall{
@@ -288,16 +317,28 @@ func TestReportThatWouldBeUnansweredIsRefusedOnce(t *testing.T) {
 		says:    [][]string{{"the index recommendation cites no plan: it cites r1, none of them an inspect_plan result", "citing the inspect_plan result that shows the scan the index removes (r2)"}},
 		outcome: contracts.VerdictAnswered,
 	}, {
-		name: "optimization with a plan and no decision", workflow: contracts.WorkflowQueryOptimization, answer: plans,
+		name: "optimization resting on a read, not the plan", workflow: contracts.WorkflowQueryOptimization, answer: plans,
 		script: [][]contracts.ModelToolCall{
 			one(readCall("SELECT count(*) FROM invoice")),
 			one(tc(policy.ToolInspectPlan, `{"sql":"SELECT * FROM invoice WHERE customer_id = 4","reason":null,"hypotheticalIndex":null}`)),
-			one(reportCiting("The query reads invoice", "r2")),
-			one(reportCiting("The query reads invoice", "r2")),
+			one(reportCiting("The query reads invoice", "r1")),
+			one(reportCiting("The query reads invoice", "r1")),
 		},
 		says: [][]string{{"compared no plans and recommended no index", "compare_plans it with r2", "recommend a change citing r2",
 			"report that no change is needed, citing r2"}},
 		outcome: contracts.VerdictUnanswered, unmet: []string{"no-plan-comparison"},
+	}, {
+		// The honest ending: the plan is already good, no change is
+		// recommended, and the report cites the plan that shows it.
+		name: "optimization: no change needed, citing the plan", workflow: contracts.WorkflowQueryOptimization,
+		answer: func(n int) ([]string, [][]any, *contracts.PlanSummary) {
+			return []string{"QUERY PLAN"}, [][]any{{"[]"}}, indexPlan
+		},
+		script: [][]contracts.ModelToolCall{
+			one(tc(policy.ToolInspectPlan, `{"sql":"SELECT * FROM invoice WHERE customer_id = 4","reason":null,"hypotheticalIndex":null}`)),
+			one(reportCiting("The plan already uses the index invoice_customer_idx: no change is needed", "r1")),
+		},
+		outcome: contracts.VerdictAnswered,
 	}, {
 		name: "assessment without profile_table, then profiles", workflow: contracts.WorkflowDatabaseAssessment,
 		answer: func(n int) ([]string, [][]any, *contracts.PlanSummary) {

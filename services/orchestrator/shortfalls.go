@@ -211,8 +211,11 @@ func refName(ref contracts.EvidenceRef) string {
 	return "the context snapshot"
 }
 
-// explainShortfall is the sentence for a shortfall this file does not
-// word itself.
+// explainShortfall is the verifier's sentence for a shortfall this file
+// does not word itself.
 func explainShortfall(code string) string {
+	if s := verdict.Explain(code); s != "" {
+		return s
+	}
 	return fmt.Sprintf("the verdict lists the shortfall %q", code)
 }

@@ -69,7 +69,17 @@ func (h *harness) stored(t *testing.T, req contracts.ExecRequest, cols []string,
 			t.Fatal(err)
 		}
 	}
-	return contracts.ExecReply{Status: contracts.ExecOK, Artifact: &sum, Text: "rows", DurationMs: 5, Plan: plan,
+	// The text is the rows as the model reads them, as an executor renders
+	// them: the figure check reads what the model was shown.
+	text := strings.Join(cols, " | ") + "\n"
+	for _, r := range rows {
+		vals := make([]string, len(r))
+		for i, v := range r {
+			vals[i] = fmt.Sprint(v)
+		}
+		text += strings.Join(vals, " | ") + "\n"
+	}
+	return contracts.ExecReply{Status: contracts.ExecOK, Artifact: &sum, Text: text, DurationMs: 5, Plan: plan,
 		Fingerprint: "fp:" + strings.ToLower(strings.Join(strings.Fields(req.SQL), " "))}
 }
 
@@ -299,7 +309,7 @@ func TestProfileAndOperationsAreSteps(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.model.script = calls(
 		tc(policy.ToolProfileTable, `{"table":"main.invoice","depth":"distribution","fromColumn":null}`),
-		tc(policy.ToolComposeReport, `{"claims":[{"text":"invoice has 412 rows","evidence":[{"source":"artifact","correlationId":"r1"}]}]}`),
+		tc(policy.ToolComposeReport, `{"claims":[{"text":"billing_state is present in 210 rows","evidence":[{"source":"artifact","correlationId":"r1"}]}]}`),
 	)
 	profile := &contracts.TableProfile{Table: contracts.NameRef{Schema: "main", Name: "invoice"}, Depth: contracts.DepthDistribution, Rows: 412,
 		Columns: []contracts.ColumnProfile{{Name: "billing_state", Present: 210}}, Findings: []contracts.Finding{{Code: contracts.FindingHighNull, Column: "billing_state", Detail: "49% null"}}}

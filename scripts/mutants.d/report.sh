@@ -1,0 +1,38 @@
+# Issue 18 items 1, 4 and 5: the report's gates — a citation names only a
+# result the model was shown, compose_report's own checks, and a report
+# that would end the run unanswered refused once per shortfall.
+rp=services/orchestrator/report.go
+wt=services/orchestrator/workflowtools.go
+sf=services/orchestrator/shortfalls.go
+
+# Item 5: compose_report's own checks.
+m report-without-claims-accepted "$orch" 'TestComposeReportChecksItsClaims' - \
+	"$rp" 'if len(a.Claims) == 0 {' 'if len(a.Claims) < 0 {'
+m claim-without-text-accepted "$orch" 'TestComposeReportChecksItsClaims' - \
+	"$rp" 'if strings.TrimSpace(c.Text) == "" {' 'if strings.TrimSpace(c.Text) == "never" {'
+m claim-citing-nothing-accepted "$orch" 'TestComposeReportChecksItsClaims' - \
+	"$rp" 'if len(c.Evidence) == 0 {' 'if len(c.Evidence) < 0 {'
+m unresolved-citation-accepted "$orch" 'TestComposeReportChecksItsClaims' - \
+	"$rp" 'if !produced.Resolves(ref) {' 'if false && !produced.Resolves(ref) {'
+# Item 1: a citation of a result produced in the citing call's own turn is
+# refused, by every tool that cites; the list of citable ids holds only
+# results already shown.
+m same-turn-report-accepted "$orch" 'TestSameTurnCitationIsRefused' - \
+	"$rp" 'if unseen := d.unseen(tc.Turn, refs); len(unseen) > 0 {' 'if unseen := d.unseen(tc.Turn, refs); len(unseen) < 0 {'
+m same-turn-counted-as-shown "$orch" 'TestSameTurnCitationIsRefused|TestSameTurnRuleHoldsForEveryCitingTool' - \
+	"$rp" 'if !ok || t < turn ||' 'if !ok || t <= turn ||'
+m same-turn-recommendation-accepted "$orch" 'TestSameTurnRuleHoldsForEveryCitingTool' - \
+	"$wt" 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) > 0 {' 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) < 0 {'
+m same-turn-answer-accepted "$orch" 'TestSameTurnRuleHoldsForEveryCitingTool' - \
+	"$wt" 'CorrelationID: a.Artifact}}); len(unseen) > 0 {' 'CorrelationID: a.Artifact}}); len(unseen) < 0 {'
+m unseen-result-listed-citable "$orch" 'TestSameTurnCitationIsRefused' - \
+	"$rp" 'if t, ok := at[id]; ok && t >= turn {' 'if t, ok := at[id]; ok && t > turn {'
+# Item 4: the verdict a report would earn is computed before it is
+# recorded; the first report with a shortfall is refused, once per
+# shortfall, naming the missing step with the run's ids.
+m unanswered-report-recorded-at-once "$orch" 'TestReportThatWouldBeUnansweredIsRefusedOnce' - \
+	"$rp" 'v.Outcome == contracts.VerdictUnanswered {' 'v.Outcome == "never" {'
+m shortfall-refused-forever "$orch" 'TestReportThatWouldBeUnansweredIsRefusedOnce' - \
+	"$rp" 'if slices.ContainsFunc(v.Unmet, func(code string) bool { return !told[code] }) {' 'if len(v.Unmet) > len(told)-len(told) {'
+m shortfall-names-no-result "$orch" 'TestReportThatWouldBeUnansweredIsRefusedOnce' - \
+	"$sf" 'if id := answerCandidate(reads, claims); id != "" {' 'if id := answerCandidate(reads, claims); id == "" {'
