@@ -180,6 +180,14 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 		case contracts.StepCompleted, contracts.StepFailed:
 			// A settled step is replayed from the ledger, never re-executed.
 			return d.append(ctx, contracts.KindToolCompleted, d.replay(tc, stepID))
+		case contracts.StepRefused:
+			// A result refused for its size ran and was charged: sent again,
+			// its refusal is replayed, never the statement.
+			if st.Refusal != nil && contracts.RefusalRan(st.Refusal.Code) {
+				if r, ok := d.replayRefusal(tc, stepID); ok {
+					return d.append(ctx, contracts.KindToolRefused, r)
+				}
+			}
 		}
 	}
 	b := d.header.Budget

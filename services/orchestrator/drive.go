@@ -498,6 +498,10 @@ func (d *drive) nextTurn(ctx context.Context, tools []contracts.ToolSpec, notice
 
 func (d *drive) loop(ctx context.Context) error {
 	for {
+		// Calls refused the same way too often end the run before it asks again.
+		if done, err := d.loopEnded(ctx); err != nil || done {
+			return err
+		}
 		turn, reply, over, err := d.nextTurn(ctx, specsFor(d.header.Tools), d.turnNotice)
 		if over {
 			return err
