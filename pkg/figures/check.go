@@ -92,8 +92,8 @@ func Check(text string, evidence []Evidence, skip []string) []contracts.FigureCh
 }
 
 // read scans what ev showed: its numbers and dates, and, for a result, its
-// row count and the total and average of each numeric column of the
-// tables it shows.
+// row count and the total, average and median of each numeric column of
+// the tables it shows.
 func read(ev Evidence, skip []string) shownSet {
 	text := shownText(ev.Text)
 	s := scan(blank(text, skip), false)
@@ -124,9 +124,22 @@ func read(ev Evidence, skip []string) shownSet {
 			}, src: ev.ID, share: true},
 			derived{value: total / float64(n), how: func() string {
 				return "the average of column " + name + " in " + ev.ID + " (" + strconv.Itoa(n) + " rows shown)"
+			}, src: ev.ID},
+			derived{value: median(col.values), how: func() string {
+				return "the median of column " + name + " in " + ev.ID + " (" + strconv.Itoa(n) + " rows shown)"
 			}, src: ev.ID})
 	}
 	return set
+}
+
+// median is the middle of values, or the mean of the two middle ones.
+func median(values []float64) float64 {
+	v := slices.Clone(values)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // fenced is the data a result shows: the bodies of its fences, or, for a

@@ -235,3 +235,15 @@ func TestATextWithoutFiguresHasNoChecks(t *testing.T) {
 	}
 	var _ contracts.FigureCheck
 }
+
+// A median of an even count is the mean of the two middle values: derived,
+// not shown.
+func TestAColumnsMedianIsDerived(t *testing.T) {
+	r1 := result("r1", fence.Wrap("rows", "month | orders\n2025-01 | 61\n2025-02 | 70\n2025-03 | 46\n2025-04 | 64\n"), 4)
+	if got := check("the monthly median is 62.5", r1); got != "62.5:derived@r1[the median of column orders in r1 (4 rows shown)]" {
+		t.Errorf("%s", got)
+	}
+	if got := check("the monthly median is 63.5", r1); got != "63.5:figure-unverified" {
+		t.Errorf("%s", got)
+	}
+}
