@@ -140,9 +140,10 @@ func TestReadDeliverable(t *testing.T) {
 	}{
 		{"tagged", "Plan:\n```postgres\nSELECT 1\n```\nbecause", "SELECT 1", "", 0},
 		{"tag case and info", "~~~~ Postgres title\nSELECT 2\n~~~~", "SELECT 2", "", 0},
-		{"wrong tag", "```sql\nSELECT 1\n```", "", "", 1},
-		{"untagged", "```\nSELECT 1\n```", "", "", 1},
-		{"first tagged wins", "```text\nx\n```\n```postgres\nSELECT 3\n```\n```postgres\nSELECT 4\n```", "SELECT 3", "", 2},
+		{"generic tag", "```sql\nSELECT 1\n```", "SELECT 1", "", 0},
+		{"untagged", "```\nSELECT 1\n```", "SELECT 1", "", 0},
+		{"prose tag", "```text\nSELECT 1\n```", "", "", 1},
+		{"two tagged statements: none is read", "```text\nx\n```\n```postgres\nSELECT 3\n```\n```postgres\nSELECT 4\n```", "", "", 3},
 		{"closing fence must be as long", "````postgres\nSELECT 5\n```\nstill code\n````", "SELECT 5\n```\nstill code", "", 0},
 		{"backtick info string is no fence", "```postgres `x`\nSELECT 1\n```", "", "", 1},
 		{"no statement", "**NO STATEMENT:** the schema has no visits table. Which table records visits?", "", "the schema has no visits table. Which table records visits?", 0},

@@ -1,6 +1,7 @@
 package grounding
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
@@ -12,27 +13,89 @@ const NoStatementMarker = "NO STATEMENT:"
 
 // Deliverable is what a planning run's final text hands the user.
 type Deliverable struct {
-	// SQL is the body of the first fenced code block tagged with the
-	// connection's engine id; empty when there is none.
+	// SQL is the body of the one fenced block read as the statement; empty
+	// when there is none, or when the text held several candidates.
 	SQL string
+	// Tag is the first word of that block's info string as written ("" for
+	// an untagged block).
+	Tag string
+	// ForeignTag is set when Tag names another engine than the run's (or is
+	// a generic tag like sql, or none): the block is still read, and the
+	// guard judges it in the run's dialect.
+	ForeignTag bool
 	// NoStatement is the reason after a NO STATEMENT: line, when the text
 	// holds one and no statement.
 	NoStatement string
 	// Declined is set when the text held a NO STATEMENT: line.
 	Declined bool
+	// Candidates counts the distinct statements the text offered at the
+	// level that won (blocks tagged for the run's engine, else the other SQL
+	// blocks). More than one means no statement was read: Sonde does not
+	// pick one of several for the user.
+	Candidates int
 	// OtherBlocks counts fenced blocks that were not read as the deliverable
-	// (another tag, no tag, or a second block with the engine's tag).
+	// (prose tags, empty blocks, SQL blocks outranked by one tagged for the
+	// run's engine, and every candidate when there were several).
 	OtherBlocks int
 }
 
+// engineTags are the info-string tags that name each engine's dialect, case
+// aside. A block tagged with one of its own engine's tags outranks every
+// other SQL block.
+var engineTags = map[contracts.Engine][]string{
+	contracts.EnginePostgres: {"postgres", "postgresql", "pgsql", "psql", "plpgsql"},
+	contracts.EngineSQLite:   {"sqlite", "sqlite3"},
+	contracts.EngineDuckDB:   {"duckdb"},
+	contracts.EngineMSSQL:    {"mssql", "tsql", "t-sql", "sqlserver", "sql-server"},
+}
+
+// genericSQLTags are tags that say "SQL" without naming an engine.
+var genericSQLTags = []string{"sql", "ansi-sql", "ansisql", "sql92", "mysql", "mariadb", "oracle", "plsql"}
+
+// tagRank says how a block's tag bears on being the deliverable: 2 for the
+// run's own engine, 1 for any other SQL tag or none, 0 for a tag that is not
+// SQL (text, json, a shell).
+func tagRank(tag string, engine contracts.Engine) int {
+	t := strings.ToLower(tag)
+	if t == strings.ToLower(string(engine)) {
+		return 2
+	}
+	for e, tags := range engineTags {
+		if slices.Contains(tags, t) {
+			if e == engine {
+				return 2
+			}
+			return 1
+		}
+	}
+	if t == "" || slices.Contains(genericSQLTags, t) {
+		return 1
+	}
+	return 0
+}
+
 // ReadDeliverable reads a planning run's final text. The statement is the
-// first CommonMark fenced code block (``` or ~~~, three or more, an info
-// string without backticks) whose info string's first word is the engine's
-// id, case aside; a block under any other tag is an illustration, not the
-// deliverable. Failing that, a line that begins with NO STATEMENT: (after
-// leading blanks and emphasis marks) is the run's explicit refusal.
+// body of a CommonMark fenced code block (``` or ~~~, three or more, an info
+// string without backticks): a block whose tag (the info string's first
+// word, case aside) names the run's engine (postgres, postgresql, pgsql for
+// PostgreSQL; sqlite, sqlite3; duckdb; mssql, tsql, t-sql, sqlserver)
+// outranks every other; failing one, a block tagged sql, tagged for another
+// engine, or untagged is read, and the guard judges it in the run's dialect
+// (TOP on PostgreSQL is refused there). A block under a tag that is not SQL
+// is an illustration. When the winning rank holds more than one distinct
+// statement nothing is read (Candidates says how many): the rules ask for
+// one block, and guessing which one the user should run is not Sonde's to
+// do. Failing a statement, a line that begins with NO STATEMENT: (after
+// leading blanks and emphasis marks) is the run's explicit refusal; it also
+// outweighs blocks that do not name the run's engine, which then read as
+// sketches.
 func ReadDeliverable(text string, engine contracts.Engine) Deliverable {
 	var d Deliverable
+	type block struct {
+		sql, tag string
+		rank     int
+	}
+	var blocks []block
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		indent, char, n, info, ok := openingFence(lines[i])
@@ -54,16 +117,43 @@ func ReadDeliverable(text string, engine contracts.Engine) Deliverable {
 		}
 		i = j // an unclosed block runs to the end of the text, as CommonMark reads it
 		tag, _, _ := strings.Cut(strings.TrimSpace(info), " ")
-		if d.SQL == "" && strings.EqualFold(tag, string(engine)) {
-			if sql := strings.TrimSpace(strings.Join(body, "\n")); sql != "" {
-				d.SQL = sql
-				continue
-			}
+		sql := strings.TrimSpace(strings.Join(body, "\n"))
+		rank := tagRank(tag, engine)
+		if sql == "" {
+			rank = 0
 		}
-		d.OtherBlocks++
+		blocks = append(blocks, block{sql: sql, tag: tag, rank: rank})
 	}
-	if d.SQL != "" {
+	best := 0
+	for _, b := range blocks {
+		best = max(best, b.rank)
+	}
+	var winners []block
+	for _, b := range blocks {
+		switch {
+		case b.rank == 0 || b.rank < best:
+			d.OtherBlocks++
+		case slices.ContainsFunc(winners, func(w block) bool { return w.sql == b.sql }):
+			d.OtherBlocks++ // the same statement twice is one candidate
+		default:
+			winners = append(winners, b)
+		}
+	}
+	// An explicit NO STATEMENT: line outweighs a block that does not name
+	// the run's engine (a sketch of what would be possible); a block that
+	// does outweighs the line.
+	if d.Declined && best < 2 {
+		d.OtherBlocks += len(winners)
+		return d
+	}
+	d.Candidates = len(winners)
+	switch len(winners) {
+	case 0:
+	case 1:
+		d.SQL, d.Tag, d.ForeignTag = winners[0].sql, winners[0].tag, best < 2
 		d.Declined, d.NoStatement = false, ""
+	default:
+		d.OtherBlocks += len(winners)
 	}
 	return d
 }

@@ -71,6 +71,10 @@ type Workflow struct {
 	// required).
 	PlanDeliverable string
 	PlanIsProse     bool
+	// PlanMayIndex: the plan may instead be one CREATE INDEX on plain
+	// columns, a recommendation the user reviews and applies (pkg/verdict
+	// judges it by its table and columns, not as a read).
+	PlanMayIndex bool
 	// AgentRule and PlanRule name the verdict rules that judge the
 	// workflow's agent and planning runs (pkg/verdict); AgentRule is empty
 	// while AgentTools is.
@@ -98,7 +102,8 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 			"For a rewrite, inspect the plan of the rewritten statement too and call compare_plans with the two plan results. " +
 			"For an index, call recommend_change with kind \"index\" citing the plan that shows the scan it removes; where the database can plan with a hypothetical index, inspect_plan with hypotheticalIndex shows the plan as if it existed, and compare_plans compares the two. " +
 			"Recommendations are recorded for the user and never executed. The answer needs a plan comparison or an index recommendation that cites a plan.",
-		PlanDeliverable: "the rewritten statement (or the index to create, as a statement the user reviews) that makes the user's query faster, with why it is faster",
+		PlanDeliverable: "one statement that makes the user's query faster — the rewritten query, or the one index to create, which the user reviews and applies — with why it is faster",
+		PlanMayIndex:    true,
 		AgentRule:       "agent-query-optimization.3", PlanRule: "agent-planning.1",
 	},
 	contracts.WorkflowDatabaseAssessment: {

@@ -308,7 +308,7 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		if len(calls) == 0 {
 			nudge := nudges[t]
 			if header.Mode == contracts.ModePlanning {
-				nudge = planReminder(header)
+				nudge = planNudge(header, entries, t)
 			}
 			msgs = append(msgs,
 				contracts.Message{Role: contracts.RoleAssistant, Content: fence.Neutralise(closing[t])},

@@ -200,6 +200,7 @@ type evalScenario struct {
 	want *evalEnding
 	// workflow is the run's workflow; "" is an investigation.
 	workflow contracts.WorkflowType
+	mode     contracts.Mode // "" is an agent run
 }
 
 // evalEnding is how a run that must not answer ends: its stop reason, its
@@ -583,7 +584,7 @@ func TestModelBehaviours(t *testing.T) {
 			c := s.Client("")
 			for i := 1; i <= evalRunsPerScenario; i++ {
 				objective := tag(sc, i) + " " + sc.objective
-				started, err := c.StartRun(t.Context(), api.StartRunRequest{Objective: objective, ConnectionID: "demo", WorkflowType: sc.workflow})
+				started, err := c.StartRun(t.Context(), api.StartRunRequest{Objective: objective, ConnectionID: "demo", WorkflowType: sc.workflow, Mode: sc.mode})
 				if err != nil {
 					t.Fatal(err)
 				}

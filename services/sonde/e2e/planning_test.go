@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,9 +21,19 @@ var planAnswers = map[string][]string{
 	"declined": {"NO STATEMENT: the snapshot holds no table of web sessions. Which table records visits?"},
 	"prose": {"You should count the orders per country and sort them.",
 		"Group the orders by their customer's country; the biggest group wins."},
-	"wrongtag": {"```sql\nSELECT COUNT(*) FROM orders\n```", "```text\nSELECT COUNT(*) FROM orders\n```"},
-	"write":    {"```sqlite\nDELETE FROM orders WHERE total_cents = 0\n```\nThis removes the empty orders."},
-	"unknown":  {"```sqlite\nSELECT c.nonexistent, s.started_at FROM customers AS c JOIN sessions AS s ON s.customer_id = c.id\n```"},
+	"generictag": {"```sql\nSELECT COUNT(*) FROM orders\n```"},
+	"prosetag":   {"```text\nSELECT COUNT(*) FROM orders\n```", "```text\nSELECT COUNT(*) FROM orders\n```"},
+	"write":      {"```sqlite\nDELETE FROM orders WHERE total_cents = 0\n```\nThis removes the empty orders."},
+	"unknown":    {"```sqlite\nSELECT c.nonexistent, s.started_at FROM customers AS c JOIN sessions AS s ON s.customer_id = c.id\n```"},
+	// What the guard refuses, each drafted twice (the model insists).
+	"cte":        {"```sqlite\nWITH gone AS (DELETE FROM orders RETURNING id) SELECT COUNT(*) FROM gone\n```"},
+	"selectinto": {"```sqlite\nSELECT * INTO orders_backup FROM orders\n```"},
+	"setval":     {"```sqlite\nSELECT setval('orders_id_seq', 1)\n```"},
+	"two":        {"```sqlite\nSELECT COUNT(*) FROM orders; DELETE FROM orders\n```"},
+	"top":        {"```tsql\nSELECT TOP 5 country FROM customers\n```"},
+	// A draft refused, then repaired after the guard's words.
+	"repaired": {"```sqlite\nDELETE FROM orders WHERE total_cents = 0\n```",
+		"```sqlite\nSELECT COUNT(*) AS empty_orders FROM orders WHERE total_cents = 0\n```\nCounts them instead; deleting is yours to do."},
 	// An operations plan is prose by decision.
 	"ops": {"Look at the largest tables first, then at the slowest statements."},
 }
@@ -66,14 +77,35 @@ func TestPlanningRunsOverTheOpenAIWire(t *testing.T) {
 		es := stacktest.Follow(t, c, started.RunID)
 		return es, ledger.Fold(started.RunID, es)
 	}
-	planOf := func(es []contracts.Entry) *contracts.PlanStatementDrafted {
+	plansOf := func(es []contracts.Entry) []*contracts.PlanStatementDrafted {
+		var out []*contracts.PlanStatementDrafted
 		for _, e := range es {
 			if e.Kind == contracts.KindPlanStatementDrafted {
 				v, _ := e.Decode()
-				return v.(*contracts.PlanStatementDrafted)
+				out = append(out, v.(*contracts.PlanStatementDrafted))
 			}
 		}
+		return out
+	}
+	planOf := func(es []contracts.Entry) *contracts.PlanStatementDrafted {
+		if ps := plansOf(es); len(ps) > 0 {
+			return ps[0]
+		}
 		return nil
+	}
+	// lastUser is the last message of the request case key's run sent on
+	// turn n (1-based).
+	lastUser := func(t *testing.T, key string, n int) string {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range requests {
+			if len(r.Messages) > 1 && strings.Contains(r.Messages[1].Content, "case "+key+".") && r.AssistantTurns() == n-1 {
+				return r.Messages[len(r.Messages)-1].Content
+			}
+		}
+		t.Fatalf("no turn %d request of case %s", n, key)
+		return ""
 	}
 	verdict := func(t *testing.T, rec contracts.Record, outcome contracts.VerdictOutcome, unmet ...string) {
 		t.Helper()
@@ -115,10 +147,18 @@ func TestPlanningRunsOverTheOpenAIWire(t *testing.T) {
 		}
 		verdict(t, rec, contracts.VerdictUnanswered, "no-statement")
 	})
-	t.Run("wrong tag", func(t *testing.T) {
-		es, rec := run("wrongtag", "")
+	t.Run("generic tag", func(t *testing.T) {
+		es, rec := run("generictag", "")
+		p := planOf(es)
+		if p == nil || p.SQL != "SELECT COUNT(*) FROM orders" || !p.ReadOnly || !strings.Contains(p.Note, "tagged sql") {
+			t.Fatalf("plan %+v: the only SQL block, fenced as sql, is the deliverable", p)
+		}
+		verdict(t, rec, contracts.VerdictAnswered)
+	})
+	t.Run("prose tag", func(t *testing.T) {
+		es, rec := run("prosetag", "")
 		if planOf(es) != nil {
-			t.Fatal("a block fenced as sql was read as the sqlite deliverable")
+			t.Fatal("a block fenced as text was read as the deliverable")
 		}
 		verdict(t, rec, contracts.VerdictUnanswered, "no-statement")
 	})
@@ -129,13 +169,20 @@ func TestPlanningRunsOverTheOpenAIWire(t *testing.T) {
 		if p == nil || p.ReadOnly || p.Refusal == nil || p.Refusal.Code != contracts.RefuseNotASelect || p.Refusal.Fix == "" {
 			t.Fatalf("plan %+v: a write is recorded with the guard's refusal", p)
 		}
-		verdict(t, rec, contracts.VerdictAnswered)
+		if n := len(plansOf(es)); n != 2 || rec.Spent.Turns != 2 {
+			t.Fatalf("%d drafts in %d turns: a refused draft gets one repair turn, then is judged", n, rec.Spent.Turns)
+		}
+		verdict(t, rec, contracts.VerdictUnanswered, "plan-refused")
 		if after := orders(t, s.DBPath); after != before || len(rec.Steps) != 0 {
 			t.Fatalf("invoices %d before, %d after, %d steps: the drafted write reached the database", before, after, len(rec.Steps))
 		}
+		repair := lastUser(t, "write", 2)
+		if !strings.Contains(repair, "Refused (not_a_select): ") || !strings.Contains(repair, "Fix: ") || !strings.Contains(repair, "Answer once more") {
+			t.Fatalf("the repair turn does not show the guard's refusal:\n%s", repair)
+		}
 	})
 	t.Run("unknown table and column", func(t *testing.T) {
-		es, _ := run("unknown", "")
+		es, rec := run("unknown", "")
 		p := planOf(es)
 		if p == nil {
 			t.Fatal("no plan recorded")
@@ -147,6 +194,37 @@ func TestPlanningRunsOverTheOpenAIWire(t *testing.T) {
 		if strings.Contains(got, "started_at") {
 			t.Fatalf("identifier check %+v lists a column of the unknown table: it is reported once, as the table", p.Identifiers)
 		}
+		// SQLite compiles the statement to read it, and fails on the
+		// unknown names: the guard refuses it too.
+		verdict(t, rec, contracts.VerdictUnanswered, "plan-refused", "unknown-names")
+		repair := lastUser(t, "unknown", 2)
+		if !strings.Contains(repair, `"main"."sessions"`) || !strings.Contains(repair, `instead of "main"."customers"."nonexistent": one of its columns, "id", "name"`) {
+			t.Fatalf("the repair turn does not name the unknown names and what the snapshot holds:\n%s", repair)
+		}
+	})
+	// Every other shape the guard refuses ends unanswered the same way,
+	// after one repair turn that shows the refusal.
+	for _, key := range []string{"cte", "selectinto", "setval", "two", "top"} {
+		t.Run("refused "+key, func(t *testing.T) {
+			es, rec := run(key, "")
+			ps := plansOf(es)
+			if len(ps) != 2 || ps[1].Refusal == nil || ps[1].ReadOnly {
+				t.Fatalf("drafts %+v: the guard refuses the draft, twice", ps)
+			}
+			if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictUnanswered || !slices.Contains(v.Unmet, "plan-refused") {
+				t.Fatalf("verdict %+v, want unanswered plan-refused", v)
+			}
+			if repair := lastUser(t, key, 2); !strings.Contains(repair, "Refused ("+ps[0].Refusal.Code+"): ") {
+				t.Fatalf("the repair turn does not show the refusal %s:\n%s", ps[0].Refusal.Code, repair)
+			}
+		})
+	}
+	t.Run("repaired", func(t *testing.T) {
+		es, rec := run("repaired", "")
+		if ps := plansOf(es); len(ps) != 2 || ps[0].Refusal == nil || !ps[1].ReadOnly {
+			t.Fatalf("drafts %+v", ps)
+		}
+		verdict(t, rec, contracts.VerdictAnswered)
 	})
 	t.Run("operations plan is prose", func(t *testing.T) {
 		_, rec := run("ops", contracts.WorkflowOperations)
