@@ -3,11 +3,12 @@ package modeltest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -190,7 +191,7 @@ func (s *Server) geminiGenerate(w http.ResponseWriter, r *http.Request) {
 	}
 	g := geminiReply{model: model, id: "replay" + strconv.FormatInt(n, 10), reply: reply}
 	if len(reply.ToolCalls) > 0 && reply.FinishReason != FinishMalformedCall {
-		g.signature = s.sign(n, reply.ToolCalls[0])
+		g.signature = s.sign(n, gr, reply.ToolCalls[0])
 	}
 	if !stream || reply.IgnoreStream || r.URL.Query().Get("alt") != "sse" {
 		// Without alt=sse the API answers one JSON document; so does a server
@@ -388,57 +389,94 @@ func (g geminiReply) stream(ctx context.Context, w http.ResponseWriter, delay ti
 	}
 }
 
-// callKey names a call by its function and its arguments, compacted, so a
-// call sent back in a later request is recognised whatever its key order.
-func callKey(name, args string) string {
+// conversation names the conversation a request continues: its system
+// instruction and first user text, which every later request repeats.
+func (g geminiRequest) conversation() string {
+	var b strings.Builder
+	if g.SystemInstruction != nil {
+		for _, p := range g.SystemInstruction.Parts {
+			b.WriteString(p.Text)
+		}
+	}
+	b.WriteString("\x00")
+	for _, c := range g.Contents {
+		if c.Role == "user" && len(c.Parts) > 0 {
+			b.WriteString(c.Parts[0].Text)
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// modelTurns counts the request's model contents: the turns the model has
+// taken, so the reply to it is model turn modelTurns()+1.
+func (g geminiRequest) modelTurns() int {
+	n := 0
+	for _, c := range g.Contents {
+		if c.Role == "model" {
+			n++
+		}
+	}
+	return n
+}
+
+// signatureKey names where a signed call stands: its conversation, the
+// model turn (0-based) whose first call it is, and the call itself, its
+// arguments compacted so their key order does not matter.
+func signatureKey(conversation string, turn int, name, args string) string {
 	var v any
 	if json.Unmarshal([]byte(orEmptyObject(args)), &v) == nil {
 		if b, err := json.Marshal(v); err == nil {
 			args = string(b)
 		}
 	}
-	return name + "\x00" + args
+	return conversation + "\x00" + strconv.Itoa(turn) + "\x00" + name + "\x00" + args
 }
 
-// sign draws the thoughtSignature of reply n's first call and remembers it,
-// as Gemini 3 signs the first function call of each turn it answers.
-func (s *Server) sign(n int64, tc ToolCall) string {
+// sign draws the thoughtSignature of reply n, whose first call is tc, and
+// remembers where it stands: Gemini 3 signs the first function call of each
+// turn it answers.
+func (s *Server) sign(n int64, g geminiRequest, tc ToolCall) string {
 	sig := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("sonde-replay-thought-%d:%s", n, tc.Name)))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.signatures == nil {
-		s.signatures = map[string][]string{}
+		s.signatures = map[string]string{}
 	}
-	k := callKey(tc.Name, tc.Arguments)
-	s.signatures[k] = append(s.signatures[k], sig)
+	s.signatures[signatureKey(g.conversation(), g.modelTurns(), tc.Name, tc.Arguments)] = sig
 	return sig
 }
 
 // unsigned is the refusal Gemini 3 gives a request whose history holds a
 // function call this server signed without that signature on its part (or
-// with one it never issued), or "" when every signed call carries its own.
-// A call the server never signed — a later call of a parallel turn, a
-// history built by hand — needs none.
+// with another), or "" when every signed call carries its own. A call the
+// server never signed — a later call of a parallel turn, a history built by
+// hand — needs none.
 func (s *Server) unsigned(g geminiRequest) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	conv, turn := g.conversation(), 0
 	for i, c := range g.Contents {
+		if c.Role != "model" {
+			continue
+		}
 		for _, p := range c.Parts {
 			if p.FunctionCall == nil {
 				continue
 			}
-			issued := s.signatures[callKey(p.FunctionCall.Name, string(p.FunctionCall.Args))]
-			if len(issued) == 0 {
-				continue
-			}
-			if p.ThoughtSignature == "" {
+			issued, ok := s.signatures[signatureKey(conv, turn, p.FunctionCall.Name, string(p.FunctionCall.Args))]
+			switch {
+			case !ok:
+			case p.ThoughtSignature == "":
 				return fmt.Sprintf("Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly. "+
 					"Additional data, function call `%s`, position %d.", p.FunctionCall.Name, i+1)
-			}
-			if !slices.Contains(issued, p.ThoughtSignature) {
+			case p.ThoughtSignature != issued:
 				return fmt.Sprintf("Corrupted thought signature: function call `%s`, position %d.", p.FunctionCall.Name, i+1)
 			}
+			break // only the first call of a turn is signed
 		}
+		turn++
 	}
 	return ""
 }

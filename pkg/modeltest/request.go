@@ -168,15 +168,15 @@ func (r ChatRequest) LastToolResults() []ToolResult {
 }
 
 func (r ChatRequest) toolResults(from int) []ToolResult {
+	// A tool message answers a call of the assistant message before it:
+	// ids a server reuses from turn to turn resolve to the right tool.
 	names := map[string]string{}
-	for _, m := range r.Messages {
+	var out []ToolResult
+	for i, m := range r.Messages {
 		for _, c := range m.ToolCalls {
 			names[c.ID] = c.Function.Name
 		}
-	}
-	var out []ToolResult
-	for _, m := range r.Messages[from:] {
-		if m.Role == "tool" {
+		if m.Role == "tool" && i >= from {
 			out = append(out, ToolResult{CallID: m.ToolCallID, Tool: names[m.ToolCallID], Content: m.Content})
 		}
 	}

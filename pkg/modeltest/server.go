@@ -86,9 +86,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []ChatRequest
-	// signatures are the thoughtSignatures a Gemini server issued, by call
-	// (callKey).
-	signatures map[string][]string
+	// signatures are the thoughtSignatures a Gemini server issued, by
+	// where each signed call stands (signatureKey).
+	signatures map[string]string
 }
 
 func newServer(vendor string, script Script, opts []Option, routes func(*Server, *http.ServeMux)) (*Server, error) {

@@ -48,7 +48,7 @@ type turnHead struct {
 // head, for the turn's first call, is recorded on the call's first entry.
 func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, head turnHead) (done bool, err error) {
 	tc := contracts.ToolCall{Turn: turn, CallID: mc.ID, Tool: mc.Name, Arguments: rawArgs(mc.Arguments),
-		Usage: head.usage, Text: head.text, ModelMs: head.modelMs}
+		Usage: head.usage, Text: head.text, ModelMs: head.modelMs, Signature: mc.Signature}
 	if tc.CallID == "" {
 		tc.CallID = fmt.Sprintf("call_%d_%d", turn, len(d.entries))
 	}

@@ -318,7 +318,7 @@ func transcript(entries []contracts.Entry, notice string) []contracts.Message {
 		am := contracts.Message{Role: contracts.RoleAssistant, Content: fence.Neutralise(prose[t])}
 		for _, c := range calls {
 			am.ToolCalls = append(am.ToolCalls, contracts.ModelToolCall{
-				ID: fence.Neutralise(c.CallID), Name: fence.Neutralise(c.Tool), Arguments: neutraliseArguments(c.Arguments)})
+				ID: fence.Neutralise(c.CallID), Name: fence.Neutralise(c.Tool), Arguments: neutraliseArguments(c.Arguments), Signature: c.Signature})
 		}
 		msgs = append(msgs, am)
 		for _, c := range calls {

@@ -18,10 +18,12 @@ import (
 
 // The behavioural evals: one scripted "model" per behaviour real models show
 // (docs/evals.md). Each script reads only what the model is sent — the rules,
-// the objective, the context message, tool results, notices — through the
-// real openai-go SDK over the replayed wire, and acts on it the way that kind
-// of model does. Every scenario must end answered within its budget, and
-// each also checks the behaviour it stands for.
+// the objective, the context message, tool results, notices — through each
+// vendor's real SDK over its replayed wire, and acts on it the way that kind
+// of model does; a script is vendor-neutral (modeltest.ChatRequest in,
+// modeltest.Reply out), so every scenario runs on all four. Every scenario
+// must end answered within its budget — or, with a want, the way its habit
+// must end instead — and each also checks the behaviour it stands for.
 
 // evalRunsPerScenario runs each (deterministic) script more than once, so a
 // flaky ending shows as an answer rate below 100 %.
@@ -139,6 +141,8 @@ type evalRun struct {
 	es   []contracts.Entry
 	rec  contracts.Record
 	reqs []modeltest.ChatRequest // the run's model turns, in order
+	// vendor is the wire format the run's model spoke (stacktest.Vendors).
+	vendor string
 }
 
 // payloads returns the run's entries of one kind, decoded.
@@ -539,9 +543,16 @@ var evalScenarios = []evalScenario{
 	},
 }
 
-// TestModelBehaviours runs every scenario evalRunsPerScenario times and
-// logs the answer rate and the median turns per scenario as the Markdown
-// table docs/evals.md shows.
+// TestModelBehaviours runs every scenario evalRunsPerScenario times over
+// each vendor's real SDK and wire format (openai-go, anthropic-sdk-go,
+// genai, ollama's api: stacktest.Vendors), the vendors of one scenario in
+// parallel, each vendor on stacks of its own started once. It logs the
+// Markdown tables docs/evals.md shows: the answer rate per scenario and
+// vendor, per vendor, per workflow, and the scenarios that end unanswered
+// on purpose with the ending they earned.
+//
+// Run one scenario on every vendor with -run 'TestModelBehaviours/<name>',
+// on one vendor with -run 'TestModelBehaviours/<name>/<vendor>'.
 func TestModelBehaviours(t *testing.T) {
 	// Every run's objective is tagged with its scenario and ordinal; the
 	// map is filled before the script can be called.
@@ -564,67 +575,175 @@ func TestModelBehaviours(t *testing.T) {
 		}
 		return modeltest.Reply{Text: "no scenario for " + objective}, nil
 	})
-	plain := stacktest.Start(t, stacktest.Options{Script: script})
-	tuned := stacktest.Start(t, stacktest.Options{Script: script,
-		ModelTuningPath: tuningFile(t, fmt.Sprintf(`{"version":1,"models":{"scripted":{"turnLimit":%d}}}`, evalTurnLimit))})
-
-	type tally struct {
-		answered          int
-		turns, statements []int
-		ran               int
+	vendors := stacktest.Vendors
+	type stacks struct{ plain, tuned *stacktest.Stack }
+	started := make([]stacks, len(vendors))
+	needTuned := slices.ContainsFunc(evalScenarios, func(sc evalScenario) bool { return sc.tuned })
+	tuning := tuningFile(t, fmt.Sprintf(`{"version":1,"models":{"scripted":{"turnLimit":%d}}}`, evalTurnLimit))
+	for vi, v := range vendors {
+		started[vi].plain = stacktest.Start(t, stacktest.Options{Script: script, Vendor: v})
+		if needTuned {
+			started[vi].tuned = stacktest.Start(t, stacktest.Options{Script: script, Vendor: v, ModelTuningPath: tuning})
+		}
 	}
-	tallies := make([]tally, len(evalScenarios))
+
+	// tallies[vendor][scenario] is written by that pair's subtest alone.
+	tallies := make([][]evalTally, len(vendors))
+	for vi := range tallies {
+		tallies[vi] = make([]evalTally, len(evalScenarios))
+	}
 	for si := range evalScenarios {
 		sc := &evalScenarios[si]
 		t.Run(sc.name, func(t *testing.T) {
-			s := plain
-			if sc.tuned {
-				s = tuned
-			}
-			c := s.Client("")
-			for i := 1; i <= evalRunsPerScenario; i++ {
-				objective := tag(sc, i) + " " + sc.objective
-				started, err := c.StartRun(t.Context(), api.StartRunRequest{Objective: objective, ConnectionID: "demo", WorkflowType: sc.workflow, Mode: sc.mode})
-				if err != nil {
-					t.Fatal(err)
-				}
-				es := stacktest.Follow(t, c, started.RunID)
-				r := evalRun{es: es, rec: ledger.Fold(started.RunID, es)}
-				for _, req := range modelRequests(s) {
-					if len(req.Messages) > 1 && strings.Contains(req.Messages[1].Content, objective) {
-						r.reqs = append(r.reqs, req)
+			for vi, vendor := range vendors {
+				t.Run(vendor, func(t *testing.T) {
+					t.Parallel()
+					s := started[vi].plain
+					if sc.tuned {
+						s = started[vi].tuned
 					}
-				}
-				tl := &tallies[si]
-				tl.ran++
-				tl.turns = append(tl.turns, r.rec.Spent.Turns)
-				tl.statements = append(tl.statements, r.rec.Spent.Statements)
-				if sc.want != nil {
-					if evalEnded(t, r, i, *sc.want) {
-						sc.check(t, r)
-					}
-					continue
-				}
-				if evalAnswered(t, r, i) {
-					tl.answered++
-					sc.check(t, r)
-				}
+					evalScenarioRuns(t, s, sc, vendor, tag, &tallies[vi][si])
+				})
 			}
 		})
 	}
+	t.Log(evalTables(vendors, tallies))
+}
 
-	var b strings.Builder
-	b.WriteString("\n| Scenario | Runs | Answered | Answer rate | Median turns | Median statements |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
-	for si, sc := range evalScenarios {
-		tl := tallies[si]
-		if tl.ran == 0 {
+// evalTally is what the runs of one scenario on one vendor came to.
+type evalTally struct {
+	ran int
+	// answered counts the runs that answered; for a scenario that must end
+	// unanswered, the runs that ended the way it wants.
+	answered          int
+	turns, statements []int
+}
+
+// evalScenarioRuns runs one scenario evalRunsPerScenario times on one
+// vendor's stack and tallies the runs.
+func evalScenarioRuns(t *testing.T, s *stacktest.Stack, sc *evalScenario, vendor string, tag func(*evalScenario, int) string, tl *evalTally) {
+	c := s.Client("")
+	for i := 1; i <= evalRunsPerScenario; i++ {
+		objective := tag(sc, i) + " " + sc.objective
+		started, err := c.StartRun(t.Context(), api.StartRunRequest{Objective: objective, ConnectionID: "demo", WorkflowType: sc.workflow, Mode: sc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := stacktest.Follow(t, c, started.RunID)
+		r := evalRun{es: es, rec: ledger.Fold(started.RunID, es), vendor: vendor}
+		for _, req := range modelRequests(s) {
+			if len(req.Messages) > 1 && strings.Contains(req.Messages[1].Content, objective) {
+				r.reqs = append(r.reqs, req)
+			}
+		}
+		tl.ran++
+		tl.turns = append(tl.turns, r.rec.Spent.Turns)
+		tl.statements = append(tl.statements, r.rec.Spent.Statements)
+		if sc.want != nil {
+			if evalEnded(t, r, i, *sc.want) {
+				tl.answered++
+				sc.check(t, r)
+			}
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %d %% | %d | %d |\n", sc.name, tl.ran, tl.answered, 100*tl.answered/tl.ran,
-			median(tl.turns), median(tl.statements))
+		if evalAnswered(t, r, i) {
+			tl.answered++
+			sc.check(t, r)
+		}
 	}
-	t.Log(b.String())
+}
+
+// evalTables renders the tallies as docs/evals.md shows them: the scenarios
+// that must answer, per vendor; the answer rate per vendor and per
+// workflow; and the scenarios that end unanswered on purpose, with their
+// ending.
+func evalTables(vendors []string, tallies [][]evalTally) string {
+	var b strings.Builder
+	rate := func(n, of int) string {
+		if of == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%d/%d (%d %%)", n, of, 100*n/of)
+	}
+	header := func(first ...string) {
+		cols := append(first, vendors...)
+		b.WriteString("\n| " + strings.Join(cols, " | ") + " | Median turns | Median statements |\n")
+		b.WriteString(strings.Repeat("|---", len(cols)+2) + "|\n")
+	}
+	row := func(si int, first ...string) {
+		var turns, statements []int
+		cells := first
+		for vi := range vendors {
+			tl := tallies[vi][si]
+			cells = append(cells, rate(tl.answered, tl.ran))
+			turns, statements = append(turns, tl.turns...), append(statements, tl.statements...)
+		}
+		if len(turns) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d |\n", strings.Join(cells, " | "), median(turns), median(statements))
+	}
+	workflow := func(sc evalScenario) string {
+		if sc.workflow == "" {
+			return string(contracts.WorkflowInvestigation)
+		}
+		return string(sc.workflow)
+	}
+
+	b.WriteString("\nAnswered, per scenario and vendor:\n")
+	header("Scenario", "Workflow")
+	for si, sc := range evalScenarios {
+		if sc.want == nil {
+			row(si, sc.name, workflow(sc))
+		}
+	}
+
+	b.WriteString("\nAnswer rate per vendor (the scenarios that must answer):\n\n| Vendor | Runs | Answered | Answer rate |\n|---|---|---|---|\n")
+	for vi, v := range vendors {
+		n, of := 0, 0
+		for si, sc := range evalScenarios {
+			if sc.want == nil {
+				n, of = n+tallies[vi][si].answered, of+tallies[vi][si].ran
+			}
+		}
+		if of > 0 {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d %% |\n", v, of, n, 100*n/of)
+		}
+	}
+
+	b.WriteString("\nAnswer rate per workflow (every vendor):\n\n| Workflow | Runs | Answered | Answer rate |\n|---|---|---|---|\n")
+	var flows []string
+	for _, sc := range evalScenarios {
+		if w := workflow(sc); sc.want == nil && !slices.Contains(flows, w) {
+			flows = append(flows, w)
+		}
+	}
+	for _, w := range flows {
+		n, of := 0, 0
+		for si, sc := range evalScenarios {
+			if sc.want == nil && workflow(sc) == w {
+				for vi := range vendors {
+					n, of = n+tallies[vi][si].answered, of+tallies[vi][si].ran
+				}
+			}
+		}
+		if of > 0 {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d %% |\n", w, of, n, 100*n/of)
+		}
+	}
+
+	b.WriteString("\nUnanswered on purpose — runs that ended as intended, per vendor:\n")
+	header("Scenario", "Workflow", "Ending (stop · outcome · unmet)")
+	for si, sc := range evalScenarios {
+		if w := sc.want; w != nil {
+			ending := string(w.stop) + " · " + string(w.outcome)
+			if w.unmet != "" {
+				ending += " · " + w.unmet
+			}
+			row(si, sc.name, workflow(sc), ending)
+		}
+	}
+	return b.String()
 }
 
 // evalAnswered checks that run i ended answered within its budget, and that

@@ -107,7 +107,7 @@ func (c *Client) Turn(ctx context.Context, req contracts.ModelTurnRequest, onDel
 	}
 	config.Temperature = c.temperature
 	ctx, w := wire.Ensure(ctx)
-	var acc accumulator
+	acc := accumulator{turn: req.Turn}
 	for resp, err := range c.models.GenerateContentStream(ctx, c.model, contents, config) {
 		if err != nil {
 			if body := w.Buffered(); body != nil {
@@ -145,7 +145,7 @@ func (c *Client) buffered(req contracts.ModelTurnRequest, body []byte, onDelta f
 		}
 		many = []*genai.GenerateContentResponse{&one}
 	}
-	var acc accumulator
+	acc := accumulator{turn: req.Turn}
 	for _, r := range many {
 		acc.add(r)
 	}
@@ -259,6 +259,7 @@ func details(ds []map[string]any) (reasons, quotas []string) {
 
 // accumulator folds the stream's responses (candidate 0) into one reply.
 type accumulator struct {
+	turn   int // the run's turn, for the ids of calls the server gave none
 	text   strings.Builder
 	calls  []contracts.ModelToolCall
 	finish genai.FinishReason
@@ -292,7 +293,9 @@ func (a *accumulator) add(r *genai.GenerateContentResponse) string {
 				}
 				id := p.FunctionCall.ID
 				if id == "" {
-					id = "call_" + strconv.Itoa(len(a.calls))
+					// No id from the server: one unique in the run, so a later
+					// turn's call is never taken for an earlier one's.
+					id = "call_" + strconv.Itoa(a.turn) + "_" + strconv.Itoa(len(a.calls))
 				}
 				// The part's thoughtSignature travels with the call and is
 				// sent back on it (Gemini 3 refuses a history without it).

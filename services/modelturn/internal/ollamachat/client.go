@@ -91,7 +91,7 @@ func (c *Client) Turn(ctx context.Context, req contracts.ModelTurnRequest, onDel
 		return contracts.ModelTurnReply{}, failure.New(contracts.ReasonInternal, false, "the turn request could not be put to the model", err)
 	}
 	ctx, w := wire.Ensure(ctx)
-	var acc accumulator
+	acc := accumulator{turn: req.Turn}
 	err = c.api.Chat(ctx, chat, func(r api.ChatResponse) error {
 		if text := acc.add(r); text != "" && onDelta != nil {
 			onDelta(text)
@@ -108,7 +108,7 @@ func (c *Client) Turn(ctx context.Context, req contracts.ModelTurnRequest, onDel
 			return contracts.ModelTurnReply{}, c.fail(req, err, failure.New(contracts.ReasonModelUnavailable, true,
 				"the model server answered with a body Sonde could not read", err))
 		}
-		acc = accumulator{}
+		acc = accumulator{turn: req.Turn}
 		acc.add(r)
 		reply := acc.reply()
 		if reply.Text != "" && onDelta != nil {
@@ -225,6 +225,7 @@ func (c *Client) request(req contracts.ModelTurnRequest) (*api.ChatRequest, erro
 
 // accumulator folds the stream's lines into one reply.
 type accumulator struct {
+	turn   int // the run's turn, for the ids of calls the server gave none
 	text   strings.Builder
 	calls  []contracts.ModelToolCall
 	done   bool
@@ -241,7 +242,9 @@ func (a *accumulator) add(r api.ChatResponse) string {
 		}
 		id := tc.ID
 		if id == "" {
-			id = "call_" + strconv.Itoa(len(a.calls))
+			// No id from the server: one unique in the run, so a later
+			// turn's call is never taken for an earlier one's.
+			id = "call_" + strconv.Itoa(a.turn) + "_" + strconv.Itoa(len(a.calls))
 		}
 		a.calls = append(a.calls, contracts.ModelToolCall{ID: id, Name: tc.Function.Name, Arguments: string(args)})
 	}

@@ -1,7 +1,8 @@
 // Package stacktest starts a whole Sonde stack in one test process: a real
 // embedded NATS server with JetStream, the SQLite executor on a real demo
-// database, modelturn (the demo replay, or the real openai-go SDK against a
-// scripted replay server), the orchestrator and the gateway over HTTP.
+// database, modelturn (the demo replay, or a vendor's real SDK — openai-go,
+// anthropic-sdk-go, genai or ollama's api — against a scripted replay server
+// of that vendor's wire format), the orchestrator and the gateway over HTTP.
 package stacktest
 
 import (
@@ -29,9 +30,16 @@ import (
 
 // Options choose the parts of a stack.
 type Options struct {
-	// Script drives the model through the openai-go SDK and a replay server;
-	// nil uses the demo provider.
+	// Script drives the model through a vendor's real SDK and a replay
+	// server of that vendor's wire format; nil uses the demo provider.
 	Script modeltest.Script
+	// Vendor is the wire format and SDK a Script is driven through:
+	// modeltest.VendorOpenAI (the default, openai-go), VendorAnthropic
+	// (anthropic-sdk-go), VendorGemini (genai) or VendorOllama (ollama's
+	// api).
+	Vendor string
+	// ModelOptions configure the replay server (e.g. its context window).
+	ModelOptions []modeltest.Option
 	// Tokens configures gateway authentication; nil runs as the local admin.
 	Tokens map[string]contracts.Actor
 	// Orchestrator configures the orchestrator; Logger is filled in.
@@ -64,7 +72,8 @@ type Stack struct {
 	NATS   *natstest.Server
 	DBPath string
 	URL    string
-	Model  *modeltest.OpenAIServer
+	// Model is the replay server a Script answers through.
+	Model  *modeltest.Server
 	Orch   *orchestrator.Service
 	Logger *slog.Logger
 	// ExecutorConn is the SQLite executor's NATS connection, so a test can
@@ -79,6 +88,23 @@ type Stack struct {
 
 	mcfg  modelturn.Config
 	excfg executor.Config
+}
+
+// Vendors are the wire formats a scripted model can be driven through, in
+// the order reports list them.
+var Vendors = []string{modeltest.VendorOpenAI, modeltest.VendorAnthropic, modeltest.VendorGemini, modeltest.VendorOllama}
+
+// vendors maps each wire format (and "", the default) to its replay server
+// and the modelturn provider whose SDK speaks it.
+var vendors = map[string]struct {
+	start    func(modeltest.Script, ...modeltest.Option) (*modeltest.Server, error)
+	provider string
+}{
+	"":                        {modeltest.NewOpenAI, modelturn.ProviderOpenAI},
+	modeltest.VendorOpenAI:    {modeltest.NewOpenAI, modelturn.ProviderOpenAI},
+	modeltest.VendorAnthropic: {modeltest.NewAnthropic, modelturn.ProviderAnthropic},
+	modeltest.VendorGemini:    {modeltest.NewGemini, modelturn.ProviderGemini},
+	modeltest.VendorOllama:    {modeltest.NewOllama, modelturn.ProviderOllama},
 }
 
 // Logger discards logs unless -v is given.
@@ -137,13 +163,17 @@ func Start(t testing.TB, o Options) *Stack {
 	mcfg := modelturn.Config{Provider: modelturn.ProviderDemo, Logger: s.Logger}
 	var err error
 	if o.Script != nil {
+		v, ok := vendors[o.Vendor]
+		if !ok {
+			t.Fatalf("stacktest: unknown vendor %q", o.Vendor)
+		}
 		// The scripted model passes the start path's capability gate.
-		s.Model, err = modeltest.NewOpenAI(modelturn.ProbeAware(o.Script))
+		s.Model, err = v.start(modelturn.ProbeAware(o.Script), o.ModelOptions...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Model.Close() })
-		mcfg = modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "scripted", APIKey: "test-key", APIURL: s.Model.URL(), Logger: s.Logger,
+		mcfg = modelturn.Config{Provider: v.provider, Model: "scripted", APIKey: "test-key", APIURL: s.Model.URL(), Logger: s.Logger,
 			TuningPath: o.ModelTuningPath}
 	}
 	if o.ModelTurn != nil {
