@@ -61,6 +61,8 @@ m derived-share-lost "$fp" 'TestDerivedFiguresAreRecognised' - \
 	"$fc" 'for _, t := range totals {' 'for _, t := range totals[:0] {'
 m column-totals-lost "$fp" 'TestDerivedFiguresAreRecognised' - \
 	"$fc" 'for _, col := range columns(data) {' 'for _, col := range columns("") {'
+m column-median-lost "$fp" 'TestAColumnsMedianIsDerived' - \
+	"$fc" 'derived{value: median(col.values),' 'derived{value: 1e300 + 0*median(col.values),'
 m row-count-lost "$fp" 'TestDerivedFiguresAreRecognised' - \
 	"$fc" 'if ev.Rows >= 0 {' 'if ev.Rows < -1 {'
 # ... literals (the statement, the objective) found as written, never
