@@ -67,9 +67,7 @@ type Produced struct {
 	Contents map[string]string
 	// Statements are the arguments each result's step was invoked with,
 	// as the model sent them.
-	Statements map[string]string
-	// Plans are the summaries of the estimating plans the run read.
-	Plans       map[string]*contracts.PlanSummary
+	Statements  map[string]string
 	Fingerprint string
 	// Snapshot is the schema snapshot's citable id; a snapshot is evidence
 	// about structure and never empty evidence.
@@ -81,7 +79,7 @@ type Produced struct {
 // ProducedBy folds what entries produced.
 func ProducedBy(entries []contracts.Entry) Produced {
 	p := Produced{Rows: map[string]int{}, Tools: map[string]string{}, Turns: map[string]int{},
-		Contents: map[string]string{}, Statements: map[string]string{}, Plans: map[string]*contracts.PlanSummary{}}
+		Contents: map[string]string{}, Statements: map[string]string{}}
 	for _, e := range entries {
 		v, err := e.Decode()
 		if err != nil {
@@ -104,9 +102,6 @@ func ProducedBy(entries []contracts.Entry) Produced {
 			p.Tools[cid] = v.Tool
 			p.Turns[cid] = v.Turn
 			p.Contents[cid] = v.Content
-			if v.Plan != nil {
-				p.Plans[cid] = v.Plan
-			}
 		case *contracts.ContextCaptured:
 			p.Fingerprint = v.Fingerprint
 			p.Snapshot = v.CorrelationID

@@ -98,19 +98,12 @@ m data-unread-needs-data-words "$vp" 'TestAReportAfterEveryReadFailedIsDataUnrea
 m schema-read-counted-as-data-read "$vp" 'TestAReportAfterEveryReadFailedIsDataUnread' - \
 	"$vd" 'tc.Outcome == contracts.OutcomeOK && tc.Artifact != nil && tc.Tool != policy.ToolInspectSchema {' 'tc.Outcome == contracts.OutcomeOK && tc.Artifact != nil {'
 
-# Item 4: query-optimization's "no change needed" answers on a plan read
-# that already uses an index, and only with no recommendation ...
+# Item 4: query-optimization's "no change needed" answers on a plan read,
+# and only with no recommendation.
 m qo-no-change-refused "$vp" 'TestSpecialistVerdicts' - \
-	"$vw" 'case !recommended && citesIndexedPlan(reportOf(entries), produced):' 'case false && !recommended && citesIndexedPlan(reportOf(entries), produced):'
+	"$vw" 'case !recommended && citesPlan(reportOf(entries), produced):' 'case false && !recommended && citesPlan(reportOf(entries), produced):'
 m qo-no-change-despite-rewrite "$vp" 'TestSpecialistVerdicts' - \
-	"$vw" 'case !recommended && citesIndexedPlan(reportOf(entries), produced):' 'case (recommended || true) && citesIndexedPlan(reportOf(entries), produced):'
-
-# ... a plan that scans is no case for "no change needed" ...
-m qo-no-change-on-a-scan "$vp" 'TestSpecialistVerdicts' - \
-	"$vw" 'case contracts.AccessFullScan, contracts.AccessMixed:' 'case "never":'
-# ... nor one whose access is unknown.
-m qo-no-change-on-unknown-access "$vp" 'TestSpecialistVerdicts' - \
-	"$vw" $'\t}\n\treturn index\n}' $'\t}\n\treturn index || true\n}'
+	"$vw" 'case !recommended && citesPlan(reportOf(entries), produced):' 'case (recommended || true) && citesPlan(reportOf(entries), produced):'
 
 # Every shortfall code has its sentence.
 m explain-code-missing "$vp" 'TestExplainSaysWhatEveryCodeLacks' - \
