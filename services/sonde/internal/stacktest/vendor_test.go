@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
@@ -110,5 +111,32 @@ func TestGeminiSignatureRoundTripsThroughTheLedger(t *testing.T) {
 	}
 	if turns != 3 {
 		t.Fatalf("%d model turns, want 3", turns)
+	}
+}
+
+// TestContextRefusalEndsTheRunSayingSo: a model whose window the transcript
+// outgrows refuses the turn in its vendor's own words; on every vendor the
+// run ends model-context-exceeded with a sentence about the window, never
+// "No usable model: check the LLM_* settings".
+func TestContextRefusalEndsTheRunSayingSo(t *testing.T) {
+	for _, vendor := range stacktest.Vendors {
+		t.Run(vendor, func(t *testing.T) {
+			// The probe fits in 1000 tokens; the first turn, with the rules
+			// and the schema snapshot, does not.
+			s := stacktest.Start(t, stacktest.Options{Script: modeltest.ScriptFunc(readThenReport), Vendor: vendor,
+				ModelOptions: []modeltest.Option{modeltest.WithContextWindow(1000)}})
+			c := s.Client("")
+			started, err := c.StartRun(context.Background(), api.StartRunRequest{Objective: "How big is the shop?", ConnectionID: "demo"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := ledger.Fold(started.RunID, stacktest.Follow(t, c, started.RunID))
+			if rec.Status != contracts.StatusFailed || rec.Reason != contracts.ReasonModelContextExceeded {
+				t.Fatalf("run ended %s %s (%s), want failed %s", rec.Status, rec.Reason, rec.Detail, contracts.ReasonModelContextExceeded)
+			}
+			if !strings.Contains(rec.Detail, "context window") || strings.Contains(rec.Detail, "LLM_") {
+				t.Fatalf("the run says %q", rec.Detail)
+			}
+		})
 	}
 }
