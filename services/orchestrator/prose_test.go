@@ -1,9 +1,11 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
@@ -177,5 +179,41 @@ func TestContinuedRunShowsTheQuestion(t *testing.T) {
 	text, _ := threadContext([]contracts.ThreadStep{{RunID: "asked", Objective: "Which genre sells best?"}}, 1, prev)
 	if !strings.Contains(text, "stopped to ask the user this question, and this run's objective is the user's answer to it:\n"+q) {
 		t.Fatalf("thread context %q", text)
+	}
+}
+
+// TestAnsweringAQuestionContinuesTheConversation (item 10): a run that
+// stopped on a question is continued by a run whose objective answers it,
+// and that run's model is shown the question it answers.
+func TestAnsweringAQuestionContinuesTheConversation(t *testing.T) {
+	h := newHarness(t, Config{})
+	putConnection(t, h, "shop", threadIdentity)
+	q := "Do you mean invoice totals or units? Which year?"
+	var mu sync.Mutex
+	var shown string
+	h.model.script = func(_ int, req contracts.ModelTurnRequest) contracts.ModelTurnReply {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.RunID == "q1" {
+			return contracts.ModelTurnReply{Text: q}
+		}
+		if shown == "" && len(req.Messages) > 2 {
+			shown = req.Messages[2].Content
+		}
+		return contracts.ModelTurnReply{}
+	}
+	if r := h.s.StartRun(context.Background(), contracts.StartRun{RunID: "q1", Objective: "How big were the sales?", ConnectionID: "shop",
+		Actor: contracts.Actor{ID: "alice"}}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	waitEnded(t, h, "q1")
+	header := startFollowUp(t, h, "q2", "q1", func(c *contracts.StartRun) { c.Objective = "Invoice totals, for 2013." })
+	if th := header.Thread; th == nil || th.Declined != "" || !strings.Contains(th.Context, q) {
+		t.Fatalf("thread %+v", header.Thread)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(shown, "stopped to ask the user this question, and this run's objective is the user's answer to it:\n"+q) {
+		t.Fatalf("the continuing run was shown %q", shown)
 	}
 }
