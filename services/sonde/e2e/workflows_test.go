@@ -365,7 +365,11 @@ var wfCases = []wfCase{
 		name: "query-optimization without a comparison", workflow: contracts.WorkflowQueryOptimization,
 		outcome: contracts.VerdictUnanswered, unmet: []string{"no-plan-comparison"},
 		play: func(d wfDataset) wfPlay {
-			return seq(wfCall("inspect_plan", `{"sql":`+js(d.slow)+`,"reason":null,"hypotheticalIndex":null}`), cite("It scans.", 0))
+			// The report rests on a read, not on the plan: refused once
+			// (report_incomplete), then recorded.
+			return seq(wfCall("inspect_plan", `{"sql":`+js(d.slow)+`,"reason":null,"hypotheticalIndex":null}`),
+				wfCall("run_read_query", `{"sql":`+js(d.analysis)+`,"reason":null}`),
+				cite("The statement reads the table.", 1), cite("The statement reads the table.", 1))
 		},
 	},
 	{
@@ -375,7 +379,7 @@ var wfCases = []wfCase{
 			return seq(
 				wfCall("run_read_query", `{"sql":`+js(d.analysis)+`,"reason":null}`),
 				wfCall("recommend_change", `{"kind":"index","statement":`+js(d.index)+`,"rationale":"r","evidence":[{"source":"artifact","correlationId":%q}]}`, 0),
-				cite("An index would help.", 0))
+				cite("An index would help.", 0), cite("An index would help.", 0))
 		},
 	},
 	{
@@ -405,7 +409,9 @@ var wfCases = []wfCase{
 	{
 		name: "database-assessment from the schema alone", workflow: contracts.WorkflowDatabaseAssessment,
 		outcome: contracts.VerdictUnanswered, unmet: []string{"no-table-profile"},
-		play: func(d wfDataset) wfPlay { return seq(cite("The schema has keys.", -1)) },
+		play: func(d wfDataset) wfPlay {
+			return seq(cite("The schema has keys.", -1), cite("The schema has keys.", -1))
+		},
 	},
 	{
 		name: "operations answered", workflow: contracts.WorkflowOperations, outcome: contracts.VerdictAnswered,
@@ -431,7 +437,7 @@ var wfCases = []wfCase{
 		name: "operations citing only the schema", workflow: contracts.WorkflowOperations,
 		outcome: contracts.VerdictUnanswered, unmet: []string{"no-reading"},
 		play: func(d wfDataset) wfPlay {
-			return seq(wfCall("inspect_operations", `{"kind":"storage","schema":null,"limit":null}`), cite("The tables exist.", -1))
+			return seq(wfCall("inspect_operations", `{"kind":"storage","schema":null,"limit":null}`), cite("The tables exist.", -1), cite("The tables exist.", -1))
 		},
 	},
 	{
@@ -468,14 +474,14 @@ var wfCases = []wfCase{
 				wfCall("run_read_query", `{"sql":`+js(d.analysis)+`,"reason":null}`),
 				wfCall("run_read_query", `{"sql":`+js(d.fast)+`,"reason":null}`),
 				wfCall("present_answer", `{"artifact":%q,"presentation":{"kind":"table","spec":null}}`, 0),
-				cite("Something else.", 1))
+				cite("Something else.", 1), cite("Something else.", 1))
 		},
 	},
 	{
 		name: "data-analysis with nothing presented", workflow: contracts.WorkflowDataAnalysis,
 		outcome: contracts.VerdictUnanswered, unmet: []string{"no-answer"},
 		play: func(d wfDataset) wfPlay {
-			return seq(wfCall("run_read_query", `{"sql":`+js(d.analysis)+`,"reason":null}`), cite("As read.", 0))
+			return seq(wfCall("run_read_query", `{"sql":`+js(d.analysis)+`,"reason":null}`), cite("As read.", 0), cite("As read.", 0))
 		},
 	},
 	{
@@ -503,6 +509,13 @@ var wfCases = []wfCase{
 			if a.Handover != want || (a.Handover == contracts.HandoverApplied) != (a.HandoverWarning != "") {
 				t.Errorf("handover %s (%q), want %s; plan %+v", a.Handover, a.HandoverWarning, want, rec.Steps[0].Plan)
 			}
+		},
+	},
+	{
+		name: "query-optimization: no change needed", workflow: contracts.WorkflowQueryOptimization, outcome: contracts.VerdictAnswered,
+		play: func(d wfDataset) wfPlay {
+			return seq(wfCall("inspect_plan", `{"sql":`+js(d.fast)+`,"reason":null,"hypotheticalIndex":null}`),
+				cite("The plan already reads through an index: no change is needed.", 0))
 		},
 	},
 }
