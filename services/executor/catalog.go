@@ -298,7 +298,10 @@ func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contra
 		for _, r := range rels {
 			body.WriteString(grounding.Describe(r))
 		}
-		if body.Len() <= ereq.Limits.MaxBytes && len(rels) <= ereq.Limits.MaxRows {
+		// Several relations are described together only within the model's
+		// share of a result (ShowBytes); one asked for is always described.
+		shown := req.ShowBytes <= 0 || len(rels) == 1 || body.Len() <= req.ShowBytes/2
+		if body.Len() <= ereq.Limits.MaxBytes && len(rels) <= ereq.Limits.MaxRows && shown {
 			art.Columns, art.Rows = inventoryColumns, len(rels)
 			for _, r := range rels {
 				art.Data = append(art.Data, inventoryRow(r))
@@ -312,12 +315,17 @@ func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contra
 	// A page of names: as many as the result bounds hold.
 	start := from(l.matched, req.After)
 	pageRows := min(ereq.Limits.MaxRows, 200)
+	pageBytes := ereq.Limits.MaxBytes / 2
+	if req.ShowBytes > 0 {
+		// Half the model's share of a result; the server's lines take the rest.
+		pageBytes = min(pageBytes, max(req.ShowBytes/2, 256))
+	}
 	var body strings.Builder
 	end := start
 	for ; end < len(l.matched) && end-start < pageRows; end++ {
 		r := l.matched[end]
 		line := grounding.QualifiedName(r.Schema, r.Name) + " (" + string(r.Kind) + ")\n"
-		if body.Len()+len(line) > ereq.Limits.MaxBytes/2 {
+		if end > start && body.Len()+len(line) > pageBytes {
 			break
 		}
 		body.WriteString(line)

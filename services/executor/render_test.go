@@ -232,3 +232,35 @@ func TestPlansReadingsAndProfilesAreShownWithinTheShowBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestSchemaReadsAreShownWithinTheShowBudget: a listing of 80 tables comes
+// back as pages within the model's share, each saying how to ask for the
+// next; several tables that do not fit the share together are listed, not
+// described; one table asked for is described whole.
+func TestSchemaReadsAreShownWithinTheShowBudget(t *testing.T) {
+	s := newService(t, Config{Connections: []connections.Connection{{ID: "wide", Engine: contracts.EngineSQLite, Path: wideSQLite(t)}}})
+	const show = 2048
+	ask := func(step string, r contracts.ExecRequest) contracts.ExecReply {
+		r.RunID, r.StepID, r.CorrelationID, r.ConnectionID, r.Profile, r.TimeoutMs, r.ShowBytes = "run-1", step, "r1", "wide", contracts.ProfileAgentReadOnly, 5000, show
+		reply := s.Exec(context.Background(), contracts.OpSchema, r)
+		if reply.Status != contracts.ExecOK {
+			t.Fatalf("%s: %+v", step, reply)
+		}
+		if err := fencetest.Check(reply.Text, 1); err != nil {
+			t.Errorf("%s: %v", step, err)
+		}
+		return reply
+	}
+	all := ask("all", contracts.ExecRequest{})
+	if len(all.Text) > show || !strings.Contains(all.Text, "ask for the next page with inspect_schema {\"after\":") {
+		t.Errorf("the listing is %d bytes (share %d) or names no next page:\n%s", len(all.Text), show, all.Text)
+	}
+	several := ask("several", contracts.ExecRequest{Pattern: "ledger_of_the_quarterly_regional_settlements_0*"})
+	if len(several.Text) > show || !strings.Contains(several.Text, "this page lists 10 of them") {
+		t.Errorf("ten tables were described past the share (%d bytes):\n%s", len(several.Text), several.Text)
+	}
+	one := ask("one", contracts.ExecRequest{Table: "survey"})
+	if !strings.Contains(one.Text, "1 relation described") {
+		t.Errorf("one table asked for was not described:\n%s", one.Text)
+	}
+}
