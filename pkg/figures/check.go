@@ -53,7 +53,10 @@ type derived struct {
 type shownSet struct {
 	ev      Evidence
 	numbers []number
-	dates   []Date
+	// sorted are the numbers' magnitudes in order, for lookup.
+	sorted []float64
+	// dates are the dates shown, by year.
+	dates map[int][]Date
 	// data are the numbers of the data shown (inside the result's fences):
 	// the server's own line ("3 rows, 2 columns") enters no derivation.
 	data    []number
@@ -97,10 +100,14 @@ func Check(text string, evidence []Evidence, skip []string) []contracts.FigureCh
 func read(ev Evidence, skip []string) shownSet {
 	text := shownText(ev.Text)
 	s := scan(blank(text, skip), false)
-	set := shownSet{ev: ev, numbers: s.numbers}
+	set := shownSet{ev: ev, numbers: s.numbers, dates: map[int][]Date{}}
+	for _, n := range s.numbers {
+		set.sorted = append(set.sorted, math.Abs(n.value))
+	}
+	slices.Sort(set.sorted)
 	for _, f := range s.figures {
 		if f.Date != nil {
-			set.dates = append(set.dates, *f.Date)
+			set.dates[f.Date.Year] = append(set.dates[f.Date.Year], *f.Date)
 		}
 	}
 	if ev.Literal {
@@ -194,28 +201,31 @@ type column struct {
 func columns(text string) []column {
 	var out []column
 	lines := strings.Split(text, "\n")
+	cells := make([][]string, len(lines))
+	for i, l := range lines {
+		cells[i] = strings.Split(l, " | ")
+	}
 	for i := 0; i < len(lines); {
-		width := len(strings.Split(lines[i], " | "))
+		width := len(cells[i])
 		j := i + 1
-		for width > 1 && j < len(lines) && len(strings.Split(lines[j], " | ")) == width {
+		for width > 1 && j < len(lines) && len(cells[j]) == width {
 			j++
 		}
 		if width > 1 && j-i >= 3 {
-			out = append(out, numericColumns(lines[i:j], width)...)
+			out = append(out, numericColumns(cells[i:j], width)...)
 		}
 		i = j
 	}
 	return out
 }
 
-func numericColumns(lines []string, width int) []column {
-	header := strings.Split(lines[0], " | ")
+func numericColumns(rows [][]string, width int) []column {
 	var out []column
 	for c := 0; c < width; c++ {
-		col := column{name: strings.TrimSpace(header[c])}
+		col := column{name: strings.TrimSpace(rows[0][c])}
 		numeric := true
-		for _, l := range lines[1:] {
-			cell := strings.TrimSpace(strings.Split(l, " | ")[c])
+		for _, r := range rows[1:] {
+			cell := strings.TrimSpace(r[c])
 			if cell == "" || strings.EqualFold(cell, "null") {
 				continue
 			}
@@ -246,8 +256,11 @@ func targets(f Figure) [][2]float64 {
 // near reports whether v rounds to target at half's precision (a little
 // slack for binary fractions: 0.1+0.2 is 0.3).
 func near(v float64, t [2]float64) bool {
-	return math.Abs(math.Abs(v)-t[0]) <= t[1]+1e-9*math.Max(1, t[0])
+	return math.Abs(math.Abs(v)-t[0]) <= t[1]+slack(t[0])
 }
+
+// slack is the allowance for binary fractions at x's scale.
+func slack(x float64) float64 { return 1e-9 * math.Max(1, x) }
 
 // found looks for f among the values the evidence showed as such.
 func found(f Figure, sets []shownSet) (src, how string, ok bool) {
@@ -259,7 +272,7 @@ func found(f Figure, sets []shownSet) (src, how string, ok bool) {
 			} else {
 				d.Year = int(f.Value)
 			}
-			for _, sd := range s.dates {
+			for _, sd := range s.dates[d.Year] {
 				if d.within(sd) {
 					return s.ev.ID, s.ev.How, true
 				}
@@ -268,11 +281,10 @@ func found(f Figure, sets []shownSet) (src, how string, ok bool) {
 				continue
 			}
 		}
-		for _, n := range s.numbers {
-			for _, t := range targets(f) {
-				if near(n.value, t) {
-					return s.ev.ID, s.ev.How, true
-				}
+		for _, t := range targets(f) {
+			i, _ := slices.BinarySearch(s.sorted, t[0]-t[1]-slack(t[0]))
+			if i < len(s.sorted) && near(s.sorted[i], t) {
+				return s.ev.ID, s.ev.How, true
 			}
 		}
 	}
@@ -290,7 +302,7 @@ func derive(sets []shownSet) []derived {
 	for _, s := range sets {
 		out = append(out, s.singles...)
 		for _, d := range s.singles {
-			if d.share {
+			if d.share && len(totals) < MaxDerivable {
 				totals = append(totals, d)
 			}
 		}
@@ -357,7 +369,7 @@ func cmpFloat(a, b float64) int {
 func lookup(f Figure, ds []derived) (derived, bool) {
 	best, ok := derived{}, false
 	for _, t := range targets(f) {
-		lo := t[0] - t[1] - 1e-9*math.Max(1, t[0])
+		lo := t[0] - t[1] - slack(t[0])
 		i, _ := slices.BinarySearchFunc(ds, lo, func(d derived, v float64) int { return cmpFloat(d.value, v) })
 		for ; i < len(ds) && near(ds[i].value, t); i++ {
 			if !ok || ds[i].rank < best.rank {

@@ -66,21 +66,28 @@ func Claimed(text string, skip []string) []Figure {
 // spaces, so an id made of digits is not read as a figure.
 func blank(text string, skip []string) string {
 	for _, id := range skip {
-		if id == "" {
+		if id == "" || !strings.Contains(text, id) {
 			continue
 		}
-		for from := 0; ; {
+		var b strings.Builder
+		from := 0
+		for {
 			i := strings.Index(text[from:], id)
 			if i < 0 {
 				break
 			}
 			i += from
 			j := i + len(id)
+			b.WriteString(text[from:i])
 			if (i == 0 || !wordByte(text[i-1])) && (j == len(text) || !wordByte(text[j])) {
-				text = text[:i] + strings.Repeat(" ", len(id)) + text[j:]
+				b.WriteString(strings.Repeat(" ", len(id)))
+			} else {
+				b.WriteString(id)
 			}
 			from = j
 		}
+		b.WriteString(text[from:])
+		text = b.String()
 	}
 	return text
 }
@@ -158,28 +165,20 @@ func (s *scanned) add(f Figure, claim bool) {
 // wordEnd is the end of the identifier starting at i, a dotted one
 // (schema.table2, v1.2.3) included.
 func wordEnd(rs []rune, i int) int {
-	j := i
+	j, letter := i, false
 	for j < len(rs) {
 		if isWord(rs[j]) {
+			letter = letter || !isDigit(rs[j])
 			j++
 			continue
 		}
-		if rs[j] == '.' && j+1 < len(rs) && isWord(rs[j+1]) && hasLetter(rs[i:j]) {
+		if rs[j] == '.' && j+1 < len(rs) && isWord(rs[j+1]) && letter {
 			j++
 			continue
 		}
 		break
 	}
 	return j
-}
-
-func hasLetter(rs []rune) bool {
-	for _, r := range rs {
-		if isWord(r) && !isDigit(r) {
-			return true
-		}
-	}
-	return false
 }
 
 // monthDate reads "[D[,]] YYYY" after a month name ending at j; day is a
@@ -319,6 +318,9 @@ func (s *scanned) digits(rs []rune, i int, claim bool) int {
 		return e
 	}
 	v *= math.Pow10(exp)
+	if math.IsInf(v, 0) || v != 0 && v < 1e-300 {
+		return e // beyond what a reading shows
+	}
 	half := 0.5 * math.Pow10(-decimals+exp)
 	end := e
 	mult := 1.0

@@ -247,3 +247,17 @@ func TestAColumnsMedianIsDerived(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+// Any text is read without a panic, and every figure is one it holds.
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"Rock 826.65", "$1,234.5 12% 1.2k 3 bn", "1 March 2013, March 1, 2013", "12:30 2013-03-01T08:00", "v1.2.3 r1 #1", "1,2,3,,4.", "9e999 1e-999", "−€-5"} {
+		f.Add(s, genres)
+	}
+	f.Fuzz(func(t *testing.T, claim, shown string) {
+		for _, c := range Check(claim, []Evidence{{ID: "r1", Text: shown, Rows: 1}}, []string{"r1"}) {
+			if !strings.Contains(claim, c.Text) {
+				t.Fatalf("figure %q is not in %q", c.Text, claim)
+			}
+		}
+	})
+}

@@ -33,7 +33,7 @@ m figure-unverified-not-unmet "$vp" 'TestFiguresAreCheckedAgainstTheCitedResults
 	"$vd" $'if unverified {\n\t\tadd(UnmetFigureUnverified)' $'if false {\n\t\tadd(UnmetFigureUnverified)'
 # ... at the precision the claim wrote it ...
 m figure-precision-ignored "$fp" 'TestFiguresAreFoundAtTheirWrittenPrecision' - \
-	"$fc" 'return math.Abs(math.Abs(v)-t[0]) <= t[1]+1e-9*math.Max(1, t[0])' 'return math.Abs(math.Abs(v)-t[0]) <= 0.5+1e-9*math.Max(1, t[0])'
+	"$fg" 'half := 0.5 * math.Pow10(-decimals+exp)' 'half := 0.5 * math.Pow10(exp+0*decimals)'
 m approximate-not-rounded "$fp" 'TestFiguresAreFoundAtTheirWrittenPrecision|TestClaimedReadsEveryWrittenForm' - \
 	"$fg" 'f.Half = 0.5 * math.Pow10(z) * mult' 'f.Half = f.Half + 0*float64(z)'
 m every-whole-number-rounded "$fp" 'TestFiguresAreFoundAtTheirWrittenPrecision|TestClaimedReadsEveryWrittenForm' - \
