@@ -443,6 +443,9 @@ type PlanComparison struct {
 	Summary string `json:"summary"`
 	// Content is exactly what the model read as the tool's result.
 	Content string `json:"content,omitempty"`
+	// Normalised lists what was read leniently in the arguments as sent
+	// (ToolCall.Arguments keeps them verbatim) and in the tool's name.
+	Normalised []string `json:"normalised,omitempty"`
 }
 
 // Recommendation records a change the model recommends: recorded, never
@@ -459,6 +462,9 @@ type Recommendation struct {
 	Diagnosed []string `json:"diagnosed,omitempty"`
 	// Content is exactly what the model read as the tool's result.
 	Content string `json:"content,omitempty"`
+	// Normalised lists what was read leniently in the arguments as sent
+	// (ToolCall.Arguments keeps them verbatim) and in the tool's name.
+	Normalised []string `json:"normalised,omitempty"`
 }
 
 // The recommendation kinds.
@@ -495,6 +501,9 @@ type AnswerComposed struct {
 	HandoverWarning string   `json:"handoverWarning,omitempty"`
 	// Content is exactly what the model read as the tool's result.
 	Content string `json:"content,omitempty"`
+	// Normalised lists what was read leniently in the arguments as sent
+	// (ToolCall.Arguments keeps them verbatim) and in the tool's name.
+	Normalised []string `json:"normalised,omitempty"`
 }
 
 // StopReason says why a run stopped.

@@ -52,13 +52,21 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 	if tc.CallID == "" {
 		tc.CallID = fmt.Sprintf("call_%d_%d", turn, len(d.entries))
 	}
-	// The tool set is the run's persisted one, re-checked at this seam.
-	if !slices.Contains(d.header.Tools, mc.Name) {
+	// The tool set is the run's persisted one, re-checked at this seam. A
+	// name in another case or after a "functions." prefix is the run's tool
+	// (recorded under its own name, the name as sent noted).
+	d.callNotes = nil
+	name, ok := toolNamed(mc.Name, d.header.Tools)
+	if !ok {
 		return false, d.refuse(ctx, tc, "", refuseUnknownTool,
 			"this run has no tool "+quote(mc.Name),
 			"use one of: "+strings.Join(d.header.Tools, ", "))
 	}
-	if t, ok := toolTable[mc.Name]; ok {
+	if name != mc.Name {
+		tc.Tool = name
+		d.callNotes = map[string][]string{tc.CallID: {fmt.Sprintf("tool %s read as %s", quote(mc.Name), quote(name))}}
+	}
+	if t, ok := toolTable[name]; ok {
 		return t.call(d, ctx, t.op, tc, mc.Arguments)
 	}
 	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
@@ -123,6 +131,11 @@ func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code,
 	content := fmt.Sprintf("Refused (%s): %s", code, reason)
 	if fix != "" {
 		content += "\nHow to fix: " + fix
+	}
+	if unreadable(code) {
+		// The guard could not read the statement at all: most often another
+		// dialect's habit, so this one's is said again, as with a syntax error.
+		content += dialectHint(d.header.Engine)
 	}
 	// A step refused after it was invoked reached no database (unless its
 	// result was refused for size): the fold gives its statement back.
@@ -377,9 +390,7 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int, engine con
 	if e.Class == contracts.DBSyntax {
 		// A syntax error is most often another dialect's habit (TOP on
 		// SQLite, LIMIT on SQL Server): say this one's again.
-		if d, ok := dialects[engine]; ok {
-			fmt.Fprintf(&b, "\n%s syntax: %s.", d.name, strings.Join(d.hints, "; "))
-		}
+		b.WriteString(dialectHint(engine))
 	}
 	if repairsLeft > 0 {
 		fmt.Fprintf(&b, "\nRepairs left: %d. Fix the statement and try again, or report what you have.", repairsLeft)

@@ -15,15 +15,17 @@ import (
 // few lenient readings the read tools also allow.
 
 var profileFields = []field{{name: "table", aliases: []string{"table_name", "tableName", "name"}, required: true},
-	{name: "depth"}, {name: "fromColumn", aliases: []string{"from_column", "column"}}}
+	{name: "depth", nullable: true}, {name: "fromColumn", aliases: []string{"from_column", "column"}, nullable: true}}
 
+// decodeProfile reads profile_table's arguments.
 func decodeProfile(raw string) (profileArgs, []string, error) {
-	m, err := object(raw)
+	m, notes, err := object(policy.ToolProfileTable, raw)
 	if err != nil {
-		return profileArgs{}, nil, err
+		return profileArgs{}, notes, err
 	}
 	out := map[string]string{}
-	notes, err := fields(policy.ToolProfileTable, m, profileFields, out)
+	n, err := fields(policy.ToolProfileTable, m, profileFields, out)
+	notes = append(notes, n...)
 	if err != nil {
 		return profileArgs{}, notes, err
 	}
@@ -34,31 +36,36 @@ func decodeProfile(raw string) (profileArgs, []string, error) {
 	return a, notes, nil
 }
 
-var operationsFields = []field{{name: "kind", aliases: []string{"reading"}, required: true}, {name: "schema", aliases: []string{"schema_name"}}}
+var operationsFields = []field{{name: "kind", aliases: []string{"reading"}, required: true}, {name: "schema", aliases: []string{"schema_name"}, nullable: true}}
 
+// decodeOperations reads inspect_operations' arguments.
 func decodeOperations(raw string) (operationsArgs, []string, error) {
-	m, err := object(raw)
+	m, notes, err := object(policy.ToolInspectOperations, raw)
 	if err != nil {
-		return operationsArgs{}, nil, err
+		return operationsArgs{}, notes, err
 	}
 	var a operationsArgs
 	if v, ok := m["limit"]; ok {
 		delete(m, "limit")
 		v = bytes.TrimSpace(v)
-		if string(v) != "null" {
+		var word string
+		if json.Unmarshal(v, &word) == nil && nullWord(word) {
+			notes = append(notes, fmt.Sprintf("\"limit\": the string %q read as null", word))
+		} else if string(v) != "null" {
 			var n json.Number
 			if err := json.Unmarshal(bytes.Trim(v, `"`), &n); err != nil {
-				return a, nil, &argError{msg: "inspect_operations's limit must be a whole number"}
+				return a, notes, &argError{msg: "inspect_operations's limit must be a whole number"}
 			}
 			l, err := n.Int64()
 			if err != nil || l < 1 || l > contracts.MaxOperationsRows {
-				return a, nil, &argError{msg: fmt.Sprintf("inspect_operations's limit must be a whole number from 1 to %d", contracts.MaxOperationsRows)}
+				return a, notes, &argError{msg: fmt.Sprintf("inspect_operations's limit must be a whole number from 1 to %d", contracts.MaxOperationsRows)}
 			}
 			a.Limit = int(l)
 		}
 	}
 	out := map[string]string{}
-	notes, err := fields(policy.ToolInspectOperations, m, operationsFields, out)
+	n, err := fields(policy.ToolInspectOperations, m, operationsFields, out)
+	notes = append(notes, n...)
 	if err != nil {
 		return a, notes, err
 	}
@@ -69,78 +76,107 @@ func decodeOperations(raw string) (operationsArgs, []string, error) {
 	return a, notes, nil
 }
 
-var planFields = append(append([]field{}, readFields...), field{name: "hypotheticalIndex", aliases: []string{"hypothetical_index", "index"}})
+var planFields = append(append([]field{}, readFields...), field{name: "hypotheticalIndex", aliases: []string{"hypothetical_index", "index"}, nullable: true, statement: true})
 
 // decodePlan reads inspect_plan's arguments.
 func decodePlan(raw string) (planArgs, []string, error) {
-	m, err := object(raw)
+	m, notes, err := object(policy.ToolInspectPlan, raw)
 	if err != nil {
-		return planArgs{}, nil, err
+		return planArgs{}, notes, err
 	}
 	out := map[string]string{}
-	notes, err := fields(policy.ToolInspectPlan, m, planFields, out)
-	return planArgs{SQL: out["sql"], Reason: out["reason"], Hypothetical: out["hypotheticalIndex"]}, notes, err
+	n, err := fields(policy.ToolInspectPlan, m, planFields, out)
+	return planArgs{SQL: out["sql"], Reason: out["reason"], Hypothetical: out["hypotheticalIndex"]}, append(notes, n...), err
 }
 
 // idField reads one id argument: a string, or a reference object the model
-// copied whole ({"source":"artifact","correlationId":"r2"}).
-func idField(tool, name string, v json.RawMessage) (string, error) {
+// copied whole ({"source":"artifact","correlationId":…}), resolved against
+// the run's ids as evidence is (R1 for r1), and noted when it was.
+func idField(tool, name string, v json.RawMessage, ids []string) (string, string, error) {
 	var s string
-	if json.Unmarshal(v, &s) == nil && strings.TrimSpace(s) != "" {
-		return strings.TrimSpace(s), nil
+	if json.Unmarshal(v, &s) != nil || strings.TrimSpace(s) == "" {
+		var ref struct {
+			CorrelationID string `json:"correlationId"`
+		}
+		if json.Unmarshal(v, &ref) != nil || strings.TrimSpace(ref.CorrelationID) == "" {
+			return "", "", &argError{msg: fmt.Sprintf("%s's %q must be the id of a result of this run, %s", tool, name, idExample(ids))}
+		}
+		s = ref.CorrelationID
 	}
-	var ref struct {
-		CorrelationID string `json:"correlationId"`
-	}
-	if json.Unmarshal(v, &ref) == nil && ref.CorrelationID != "" {
-		return ref.CorrelationID, nil
-	}
-	return "", &argError{msg: fmt.Sprintf("%s's %q must be a result id such as \"r2\"", tool, name)}
+	id, note := resolveID(quote(name), s, ids)
+	return id, note, nil
 }
 
-func decodeCompare(raw string) (compareArgs, error) {
-	m, err := object(raw)
+// idExample says what an id of this run looks like, from its own ids.
+func idExample(ids []string) string {
+	for i := len(ids) - 1; i >= 0; i-- {
+		if ids[i] != "" && ids[i] != "schema" {
+			return "such as " + quote(ids[i])
+		}
+	}
+	return "as a tool result names it"
+}
+
+// decodeCompare reads compare_plans' arguments; ids are the run's.
+func decodeCompare(raw string, ids []string) (compareArgs, []string, error) {
+	m, notes, err := object(policy.ToolComparePlans, raw)
 	if err != nil {
-		return compareArgs{}, err
+		return compareArgs{}, notes, err
 	}
 	var a compareArgs
-	for k, v := range m {
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		var note string
 		switch k {
 		case "before":
-			a.Before, err = idField(policy.ToolComparePlans, k, v)
+			a.Before, note, err = idField(policy.ToolComparePlans, k, v, ids)
 		case "after":
-			a.After, err = idField(policy.ToolComparePlans, k, v)
+			a.After, note, err = idField(policy.ToolComparePlans, k, v, ids)
 		default:
 			err = &argError{msg: fmt.Sprintf("compare_plans has no parameter %q; its parameters are: before, after", k)}
 		}
 		if err != nil {
-			return a, err
+			return a, notes, err
+		}
+		if note != "" {
+			notes = append(notes, note)
 		}
 	}
 	if a.Before == "" || a.After == "" {
-		return a, &argError{msg: "compare_plans needs \"before\" and \"after\""}
+		return a, notes, &argError{msg: "compare_plans needs \"before\" and \"after\""}
 	}
-	return a, nil
+	return a, notes, nil
 }
 
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// decodeRecommend reads recommend_change's arguments; ids are the run's.
 func decodeRecommend(raw string, ids []string) (recommendArgs, []string, error) {
-	m, err := object(raw)
+	m, notes, err := object(policy.ToolRecommendChange, raw)
 	if err != nil {
-		return recommendArgs{}, nil, err
+		return recommendArgs{}, notes, err
 	}
 	var a recommendArgs
-	var notes []string
 	if ev, ok := m["evidence"]; ok {
 		delete(m, "evidence")
 		if string(bytes.TrimSpace(ev)) != "null" {
-			a.Evidence, notes, err = evidence(1, ev, ids)
+			var n []string
+			a.Evidence, n, err = evidence(1, ev, ids)
+			notes = append(notes, n...)
 			if err != nil {
 				return a, notes, &argError{msg: strings.Replace(err.Error(), "claim 1's ", "recommend_change's ", 1)}
 			}
 		}
 	}
 	out := map[string]string{}
-	n, err := fields(policy.ToolRecommendChange, m, []field{{name: "kind", required: true}, {name: "statement", aliases: []string{"sql"}, required: true},
+	n, err := fields(policy.ToolRecommendChange, m, []field{{name: "kind", required: true}, {name: "statement", aliases: []string{"sql"}, required: true, statement: true},
 		{name: "rationale", aliases: []string{"reason"}, required: true}}, out)
 	notes = append(notes, n...)
 	if err != nil {
@@ -156,72 +192,96 @@ func decodeRecommend(raw string, ids []string) (recommendArgs, []string, error) 
 	return a, notes, nil
 }
 
-func decodeAnswer(raw string) (answerArgs, error) {
-	m, err := object(raw)
+// decodeAnswer reads present_answer's arguments; ids are the run's.
+func decodeAnswer(raw string, ids []string) (answerArgs, []string, error) {
+	m, notes, err := object(policy.ToolPresentAnswer, raw)
 	if err != nil {
-		return answerArgs{}, err
+		return answerArgs{}, notes, err
 	}
 	var a answerArgs
-	for k, v := range m {
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		var n []string
 		switch k {
 		case "artifact", "correlationId", "artifactId", "id":
-			a.Artifact, err = idField(policy.ToolPresentAnswer, "artifact", v)
+			var note string
+			a.Artifact, note, err = idField(policy.ToolPresentAnswer, "artifact", v, ids)
+			if note != "" {
+				n = append(n, note)
+			}
+			if k != "artifact" {
+				n = append(n, fmt.Sprintf("%q read as \"artifact\"", k))
+			}
 		case "presentation":
-			a.Presentation, err = decodePresentation(v)
+			if inner, encoded := unquoted(v); encoded {
+				v = inner
+				n = append(n, "presentation sent as a JSON string")
+			}
+			a.Presentation, n, err = decodePresentation(v, n)
 		default:
 			err = &argError{msg: fmt.Sprintf("present_answer has no parameter %q; its parameters are: artifact, presentation", k)}
 		}
+		notes = append(notes, n...)
 		if err != nil {
-			return a, err
+			return a, notes, err
 		}
 	}
 	if a.Artifact == "" || a.Presentation.Kind == "" {
-		return a, &argError{msg: "present_answer needs \"artifact\" and \"presentation\""}
+		return a, notes, &argError{msg: "present_answer needs \"artifact\" and \"presentation\""}
 	}
-	return a, nil
+	return a, notes, nil
 }
 
 // decodePresentation reads {"kind":"table"} or {"kind":"chart","spec":{…}};
 // a bare "table" is read as the table presentation, and a y given as one
 // name as a list of it.
-func decodePresentation(v json.RawMessage) (contracts.Presentation, error) {
+func decodePresentation(v json.RawMessage, notes []string) (contracts.Presentation, []string, error) {
 	var p contracts.Presentation
 	var s string
 	if json.Unmarshal(v, &s) == nil && s == contracts.PresentTable {
-		return contracts.Presentation{Kind: contracts.PresentTable}, nil
+		return contracts.Presentation{Kind: contracts.PresentTable}, notes, nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(v, &m) != nil || m == nil {
-		return p, &argError{msg: `present_answer's presentation must be {"kind":"table"} or {"kind":"chart","spec":{…}}`}
+		return p, notes, &argError{msg: `present_answer's presentation must be {"kind":"table"} or {"kind":"chart","spec":{…}}`}
 	}
-	for k, f := range m {
+	for _, k := range sortedKeys(m) {
+		f := m[k]
 		switch k {
 		case "kind":
 			if json.Unmarshal(f, &p.Kind) != nil {
-				return p, &argError{msg: "the presentation's kind must be \"table\" or \"chart\""}
+				return p, notes, &argError{msg: "the presentation's kind must be \"table\" or \"chart\""}
 			}
 		case "spec":
 			if string(bytes.TrimSpace(f)) == "null" {
 				continue
 			}
+			if json.Unmarshal(f, &s) == nil && nullWord(s) {
+				notes = append(notes, fmt.Sprintf("\"spec\": the string %q read as null", s))
+				continue
+			}
+			if inner, encoded := unquoted(f); encoded {
+				f = inner
+				notes = append(notes, "spec sent as a JSON string")
+			}
 			c, err := decodeChart(f)
 			if err != nil {
-				return p, err
+				return p, notes, err
 			}
 			p.Chart = &c
 		default:
-			return p, &argError{msg: fmt.Sprintf("the presentation has no field %q; it is {\"kind\",\"spec\"}", k)}
+			return p, notes, &argError{msg: fmt.Sprintf("the presentation has no field %q; it is {\"kind\",\"spec\"}", k)}
 		}
 	}
 	switch {
 	case p.Kind == contracts.PresentTable:
 		p.Chart = nil // a table needs no spec; one sent beside it is not recorded
 	case p.Kind == contracts.PresentChart && p.Chart == nil:
-		return p, &argError{msg: "a chart presentation needs its spec: {\"type\",\"x\",\"y\",\"caption\"}"}
+		return p, notes, &argError{msg: "a chart presentation needs its spec: {\"type\",\"x\",\"y\",\"caption\"}"}
 	case p.Kind != contracts.PresentChart:
-		return p, &argError{msg: fmt.Sprintf("the presentation's kind %s is neither table nor chart", quote(p.Kind))}
+		return p, notes, &argError{msg: fmt.Sprintf("the presentation's kind %s is neither table nor chart", quote(p.Kind))}
 	}
-	return p, nil
+	return p, notes, nil
 }
 
 func decodeChart(v json.RawMessage) (contracts.ChartSpec, error) {

@@ -197,7 +197,7 @@ func TestRulesSayTheTrueLimitsAndTheEngine(t *testing.T) {
 		mustEntry(t, contracts.KindDriverResolved, contracts.DriverResolved{Provider: "p", Model: "m", Settings: &contracts.ModelSettings{TurnLimit: 6}}),
 	}
 	rules := transcript(entries, "")[0].Content
-	for _, want := range []string{"SQL Server (T-SQL)", "TOP (n)", "6 model turns", "you may send 3 more in all, each a repair", "450 s for the whole run", "90 s of database time"} {
+	for _, want := range []string{"SQL Server (T-SQL)", "TOP (n)", "6 model turns", "uses one of the 3 repairs", "Once 4 statements have failed", "450 s for the whole run", "90 s of database time"} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("the rules do not say %q:\n%s", want, rules)
 		}

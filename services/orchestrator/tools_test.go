@@ -78,11 +78,12 @@ func TestDecodeReadsTheShapesSmallModelsSend(t *testing.T) {
 			t.Errorf("%s: %+v notes %q err %v", raw, a.Claims, notes, err)
 		}
 	}
-	// A reference without a source to an id this run did not produce is
-	// not guessed to be an artifact: the citation check refuses it.
+	// A reference without a source to an id this run did not produce names
+	// an artifact by that id all the same: the citation check refuses it
+	// by its id (TestAnUnresolvedIDIsRefusedByItsID), never by its source.
 	a2, _, _ := decodeReport(`{"claims":[{"text":"x","evidence":[{"correlationId":"r9"}]}]}`, []string{"r1"})
-	if a2.Claims[0].Evidence[0].Source != "" {
-		t.Fatalf("an unknown id was given a source: %+v", a2.Claims)
+	if ev := a2.Claims[0].Evidence[0]; ev.Source != contracts.EvidenceArtifact || ev.CorrelationID != "r9" {
+		t.Fatalf("an unknown id was not kept as the artifact it names: %+v", a2.Claims)
 	}
 }
 

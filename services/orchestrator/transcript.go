@@ -119,10 +119,9 @@ func systemPrompt(h *contracts.RunStarted, turns int) string {
 		"%d rows and %d KiB per result (a larger result is refused, not cut: %s). Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
 		turns, bud.MaxStatements, bud.DeadlineMs/1000, bud.DBTimeMs/1000, bud.StatementTimeoutMs/1000, bud.MaxRows, bud.MaxBytes>>10, cut)
 	b.WriteString("Recover: a refusal runs nothing and costs neither a statement nor a repair: follow its fix (only a result refused as too large did run, and counts). ")
-	if writesSQL {
-		fmt.Fprintf(&b, "After a statement the database fails you may send %d more in all, each a repair; the same failing statement is never run again, so change what it does.\n", bud.MaxRepairs)
-	} else {
-		fmt.Fprintf(&b, "After a reading the database fails you may take %d more in all, each a repair.\n", bud.MaxRepairs)
+	b.WriteString(repairRule(h.Tools, bud.MaxRepairs, writesSQL) + "\n")
+	if slices.Contains(h.Tools, policy.ToolInspectPlan) {
+		b.WriteString(hypotheticalRule(h.Engine) + "\n")
 	}
 	b.WriteString("Answer: the run is answered only by a compose_report call; prose without a tool call is discarded, and two such turns in a row end the run unanswered. ")
 	if h.WorkflowType == contracts.WorkflowOperations {
@@ -134,6 +133,36 @@ func systemPrompt(h *contracts.RunStarted, turns int) string {
 	b.WriteString("Never try to change the database: writes, DDL and settings are refused.\n")
 	b.WriteString(fence.Instructions + "\n")
 	return b.String()
+}
+
+// repairRule says what the run loop enforces of repairs (step's repair
+// check, the fold's Spent.Repairs, the status line's count): every failure
+// at the database counts, the first costs no repair, and once one more than
+// the repairs have failed the database-reaching tools are refused.
+func repairRule(tools []string, repairs int, writesSQL bool) string {
+	what := "statement"
+	if !writesSQL {
+		what = "reading"
+	}
+	rule := fmt.Sprintf("Repairs (enforced): the first %s the database fails costs no repair; each further failure uses one of the %d repairs (a success, a refusal or a replay uses none). "+
+		"Once %d %ss have failed, %s refused for the rest of the run%s.",
+		what, repairs, repairs+1, what, refusedAfterRepairs(tools), stillAnswers(tools, " (%s)"))
+	if writesSQL {
+		rule += " A failing statement is never run again, even respelled: change what it does."
+	}
+	return rule
+}
+
+// hypotheticalRule says up front whether inspect_plan can plan with a
+// hypothetical index here: never on an engine other than PostgreSQL (its
+// executor refuses), and on PostgreSQL only with hypopg, which the server
+// does not know of before the first try.
+func hypotheticalRule(e contracts.Engine) string {
+	if e != contracts.EnginePostgres {
+		return fmt.Sprintf("Hypothetical indexes: not available on %s (PostgreSQL with hypopg only; refused elsewhere): send hypotheticalIndex as null.", engineName(e))
+	}
+	return "Hypothetical indexes (inspect_plan's hypotheticalIndex) need the hypopg extension, which this database may lack: " +
+		"without it the plan is refused at no cost, and the plan that shows the scan is the evidence for an index instead."
 }
 
 // objectiveMessage is the user's own words and nothing else: database text

@@ -125,9 +125,9 @@ func (d *drive) plans() map[string]planStep {
 // it has not seen — the server reads both plans and writes the summary,
 // which the model reads next turn like any result.
 func (d *drive) callComparePlans(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	a, err := decodeCompare(raw)
+	a, notes, err := decodeCompare(raw, d.producedIDs())
 	if err != nil {
-		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"before":"r2","after":"r4"}: the ids of two inspect_plan results`)
+		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), d.compareExample())
 	}
 	if a.Before == a.After {
 		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, "before and after name the same plan",
@@ -153,7 +153,7 @@ func (d *drive) callComparePlans(ctx context.Context, _ contracts.ExecOp, tc con
 	return false, d.append(ctx, contracts.KindPlanComparison, contracts.PlanComparison{
 		ToolCall: tc, Before: a.Before, After: a.After,
 		BeforeSQL: sides[0].args.SQL, AfterSQL: sides[1].args.SQL, BeforePlan: sides[0].step.Plan, AfterPlan: sides[1].step.Plan,
-		Summary: summary + " " + estimatesOnly, Content: content + d.status(tc.Turn, false, false),
+		Summary: summary + " " + estimatesOnly, Content: content + d.status(tc.Turn, false, false), Normalised: notes,
 	})
 }
 
@@ -268,7 +268,7 @@ func (d *drive) callRecommendChange(ctx context.Context, _ contracts.ExecOp, tc 
 	a, notes, err := decodeRecommend(raw, d.producedIDs())
 	if err != nil {
 		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
-			`send {"kind":"index","statement":"CREATE INDEX …","rationale":"…","evidence":[{"source":"artifact","correlationId":"…"}]}`)
+			`send {"kind":"index","statement":"CREATE INDEX …","rationale":"…","evidence":[`+artifactRef(d.exampleID("<the id of the result it rests on>", policy.ToolInspectPlan, policy.ToolInspectOperations, policy.ToolRunReadQuery))+`]}`)
 	}
 	produced := d.producedRefs()
 	var unresolved []string
@@ -302,7 +302,7 @@ func (d *drive) callRecommendChange(ctx context.Context, _ contracts.ExecOp, tc 
 	}
 	return false, d.append(ctx, contracts.KindRecommendation, contracts.Recommendation{
 		ToolCall: tc, Kind: a.Kind, Statement: a.Statement, Rationale: a.Rationale, Evidence: a.Evidence, Diagnosed: diagnosed,
-		Content: content + d.status(tc.Turn, false, false),
+		Content: content + d.status(tc.Turn, false, false), Normalised: notes,
 	})
 }
 
@@ -320,10 +320,11 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 			fmt.Sprintf("this run presented its answer already (%s); a run answers once", rec.Answer.CorrelationID),
 			"call compose_report, citing the presented result in at least one claim")
 	}
-	a, err := decodeAnswer(raw)
+	a, notes, err := decodeAnswer(raw, d.producedIDs())
 	if err != nil {
 		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
-			`send {"artifact":"r3","presentation":{"kind":"table","spec":null}} or a chart {"kind":"chart","spec":{"type":"bar","x":"…","y":["…"],"caption":"…"}}`)
+			`send {"artifact":`+quote(d.exampleID("<the id of the run_read_query result that answers>", policy.ToolRunReadQuery))+
+				`,"presentation":{"kind":"table","spec":null}} or a chart {"kind":"chart","spec":{"type":"bar","x":"…","y":["…"],"caption":"…"}}`)
 	}
 	st, ok := d.stepOf(a.Artifact)
 	snapshot := d.snapshotID()
@@ -367,7 +368,7 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 		}
 	}
 	ans := contracts.AnswerComposed{ToolCall: tc, CorrelationID: a.Artifact, SQL: read.SQL, Fingerprint: st.Fingerprint,
-		Presentation: a.Presentation, Handover: contracts.HandoverNone}
+		Presentation: a.Presentation, Handover: contracts.HandoverNone, Normalised: notes}
 	if d.header.AutoExecute {
 		ans.Handover, ans.HandoverWarning = handover.Gate(d.gateEvidence(st))
 	}
