@@ -69,11 +69,15 @@ func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a repo
 	for _, c := range a.Claims {
 		refs = append(refs, c.Evidence...)
 	}
-	if unseen := d.unseen(tc.Turn, refs); len(unseen) > 0 {
+	// The two refusals below give the model a turn to mend its report; on
+	// the run's last turn there is none, and a refused report would be
+	// lost, so it is recorded and judged as it stands.
+	mendable := tc.Turn < d.maxTurns() && d.remaining() > 0
+	if unseen := d.unseen(tc.Turn, refs); len(unseen) > 0 && mendable {
 		return false, d.refuseUnseen(ctx, tc, unseen, "cite only results you have seen; send the report in a later turn than the reads it rests on")
 	}
 	report := contracts.ReportComposed{ToolCall: tc, Claims: a.Claims, Normalised: notes}
-	if v := prospective(d.entries, d.runID, report); v.Outcome == contracts.VerdictUnanswered {
+	if v := prospective(d.entries, d.runID, report); v.Outcome == contracts.VerdictUnanswered && mendable {
 		told := d.toldShortfalls()
 		if slices.ContainsFunc(v.Unmet, func(code string) bool { return !told[code] }) {
 			reason, fix := d.shortfalls(v, a.Claims)

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -400,6 +401,40 @@ func TestReportThatWouldBeUnansweredIsRefusedOnce(t *testing.T) {
 			}
 			if n := len(c.script); rec.Spent.Turns != n {
 				t.Errorf("turns %d, want every one of the script's %d", rec.Spent.Turns, n)
+			}
+		})
+	}
+}
+
+// TestALastTurnReportIsRecordedAsItStands: a refusal gives the model a turn
+// to mend its report; on the run's last turn there is none, so a report
+// citing a same-turn read, or one with a shortfall, is recorded and judged
+// as it stands rather than lost.
+func TestALastTurnReportIsRecordedAsItStands(t *testing.T) {
+	liar := reportCiting("Rock sells best, with 999.99 in revenue", "r1")
+	for _, c := range []struct {
+		name   string
+		turns  int
+		script [][]contracts.ModelToolCall
+		unmet  string
+	}{
+		{"same-turn citation", 1, [][]contracts.ModelToolCall{{readCall("SELECT genre, revenue FROM sales"), liar}}, "unseen-evidence"},
+		{"made-up figure", 2, [][]contracts.ModelToolCall{one(readCall("SELECT genre, revenue FROM sales")), one(liar)}, "figure-unverified"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Config{})
+			h.model.script = turns(c.script...)
+			h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
+				return h.stored(t, req, []string{"genre", "revenue"}, [][]any{{"Rock", 826.65}}, nil, true), nil
+			}
+			_, rec, err := h.drive(t, "last-turn", func(b *contracts.Budget) { b.MaxTurns = c.turns })
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := rec.GoalVerdict
+			if len(refusals(rec)) != 0 || len(rec.Report) != 1 || rec.StopReason != contracts.StopReportComposed ||
+				v == nil || v.Outcome != contracts.VerdictUnanswered || !slices.Contains(v.Unmet, c.unmet) {
+				t.Fatalf("refusals %v stop %s report %+v verdict %+v, want the report recorded, unanswered %s", refusals(rec), rec.StopReason, rec.Report, v, c.unmet)
 			}
 		})
 	}
