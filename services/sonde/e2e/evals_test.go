@@ -548,8 +548,9 @@ var evalScenarios = []evalScenario{
 // genai, ollama's api: stacktest.Vendors), the vendors of one scenario in
 // parallel, each vendor on stacks of its own started once. It logs the
 // Markdown tables docs/evals.md shows: the answer rate per scenario and
-// vendor, per vendor, per workflow, and the scenarios that end unanswered
-// on purpose with the ending they earned.
+// vendor, per vendor, per workflow, and the scenarios that end their own
+// way on purpose (want: unanswered, or a planning repair) with the ending
+// they earned.
 //
 // Run one scenario on every vendor with -run 'TestModelBehaviours/<name>',
 // on one vendor with -run 'TestModelBehaviours/<name>/<vendor>'.
@@ -684,10 +685,14 @@ func evalTables(vendors []string, tallies [][]evalTally) string {
 		fmt.Fprintf(&b, "| %s | %d | %d |\n", strings.Join(cells, " | "), median(turns), median(statements))
 	}
 	workflow := func(sc evalScenario) string {
-		if sc.workflow == "" {
-			return string(contracts.WorkflowInvestigation)
+		w := string(sc.workflow)
+		if w == "" {
+			w = string(contracts.WorkflowInvestigation)
 		}
-		return string(sc.workflow)
+		if sc.mode != "" {
+			w += " (" + string(sc.mode) + ")"
+		}
+		return w
 	}
 
 	b.WriteString("\nAnswered, per scenario and vendor:\n")
@@ -732,7 +737,7 @@ func evalTables(vendors []string, tallies [][]evalTally) string {
 		}
 	}
 
-	b.WriteString("\nUnanswered on purpose — runs that ended as intended, per vendor:\n")
+	b.WriteString("\nEnding on purpose (want: the habits that must not simply answer) — runs that ended as intended, per vendor:\n")
 	header("Scenario", "Workflow", "Ending (stop · outcome · unmet)")
 	for si, sc := range evalScenarios {
 		if w := sc.want; w != nil {
