@@ -19,7 +19,7 @@ m plan-unknown-names-answered ./pkg/verdict/ 'TestVerifyPlanJudgesTheGuardsReadi
 m plan-first-draft-judged ./pkg/verdict/ 'TestVerifyPlanJudgesTheGuardsReading' - \
 	"$vpl" $'\t\t\t\tdraft = p.(*contracts.PlanStatementDrafted)' $'\t\t\t\tif draft == nil {\n\t\t\t\t\tdraft = p.(*contracts.PlanStatementDrafted)\n\t\t\t\t}'
 m plan-decline-after-repair-unanswered ./pkg/verdict/ 'TestVerifyPlanJudgesTheGuardsReading' - \
-	"$vpl" 'case declinedLast && (draft == nil || draft.Turn < lastTurn):' 'case declinedLast && draft == nil:'
+	"$vpl" 'case declinedLast && (draft == nil || draft.Turn < lastTurn):' 'case declinedLast && (draft == nil || lastTurn < 0):'
 m plan-index-judged-as-read ./pkg/verdict/ 'TestVerifyPlanJudgesTheGuardsReading' - \
 	"$vpl" $'\tcase IndexRecommendation(h, p):\n' $'\tcase false:\n'
 m plan-index-any-refusal ./pkg/verdict/ 'TestVerifyPlanJudgesTheGuardsReading' - \
@@ -27,7 +27,7 @@ m plan-index-any-refusal ./pkg/verdict/ 'TestVerifyPlanJudgesTheGuardsReading' -
 m plan-index-for-every-workflow ./pkg/verdict/ 'TestVerifyPlanJudgesTheGuardsReading' - \
 	"$vpl" '!policy.Workflows[h.WorkflowType].PlanMayIndex || ' ''
 m plan-no-repair-turn ./services/orchestrator/ "$plorch" - \
-	"$opl" 'if !last && len(repairable(&d.header, &p)) > 0 {' 'if false {'
+	"$opl" 'if !last && len(repairable(&d.header, &p)) > 0 {' 'if false && !last && len(repairable(&d.header, &p)) > 0 {'
 m plan-repair-not-rebuilt ./services/orchestrator/ "$plorch" - \
 	"$opl" 'if faults := repairable(h, &p); len(faults) > 0 {' 'if faults := repairable(h, &p); false && len(faults) > 0 {'
 m plan-repair-hides-refusal ./services/orchestrator/ "$plorch" - \
@@ -47,9 +47,9 @@ m plan-first-of-several-read ./pkg/grounding/ 'TestReadDeliverable' - \
 m plan-generic-tag-ignored ./pkg/grounding/ 'TestReadDeliverable' - \
 	"$gpl" $'\tif t == "" || slices.Contains(genericSQLTags, t) {\n\t\treturn 1' $'\tif t == "" || slices.Contains(genericSQLTags, t) {\n\t\treturn 0'
 m plan-engine-alias-ignored ./pkg/grounding/ 'TestReadDeliverable' - \
-	"$gpl" $'\t\t\tif e == engine {\n\t\t\t\treturn 2' $'\t\t\tif false {\n\t\t\t\treturn 2'
+	"$gpl" $'\t\t\tif e == engine {\n\t\t\t\treturn 2' $'\t\t\tif e == engine && false {\n\t\t\t\treturn 2'
 m plan-index-second-statement ./pkg/grounding/ 'TestReadIndex' - \
-	"$gix" $'if t.kind == \'p\' && t.text == ";" && slices.ContainsFunc' 'if false && slices.ContainsFunc'
+	"$gix" $'if t.kind == \'p\' && t.text == ";" && slices.ContainsFunc' $'if false && t.kind == \'p\' && t.text == ";" && slices.ContainsFunc'
 m plan-index-predicate-calls ./pkg/grounding/ 'TestReadIndex' - \
 	"$gix" 'if len(rest) == 0 || !plainPredicate(rest) {' 'if len(rest) == 0 {'
 m plan-index-trailing-options ./pkg/grounding/ 'TestReadIndex' - \

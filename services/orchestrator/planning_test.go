@@ -13,6 +13,7 @@ import (
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/natstest"
+	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
 	"github.com/sondehq/sonde/services/executor"
@@ -24,20 +25,29 @@ import (
 // database, on an embedded NATS server; the model is scripted. The guard
 // that judges each draft is the executor's own.
 type planStack struct {
-	s     *Service
-	model *recordingModel
-	path  string
+	s      *Service
+	model  *recordingModel
+	path   string // the SQLite file, on the demo stack
+	engine contracts.Engine
 }
 
 func newPlanStack(t *testing.T) *planStack {
 	t.Helper()
-	srv := natstest.Start(t)
 	path := filepath.Join(t.TempDir(), "demo.sqlite")
 	if err := demodb.Ensure(path); err != nil {
 		t.Fatal(err)
 	}
+	st := newPlanStackOn(t, connections.Connection{ID: "demo", Engine: contracts.EngineSQLite, Path: path})
+	st.path = path
+	return st
+}
+
+// newPlanStackOn is a plan stack on one connection of any engine.
+func newPlanStackOn(t *testing.T, conn connections.Connection) *planStack {
+	t.Helper()
+	srv := natstest.Start(t)
 	ctx := context.Background()
-	ex, err := executor.New(executor.Config{Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: path}}, Logger: discard()})
+	ex, err := executor.New(executor.Config{Engine: conn.Engine, Connections: []connections.Connection{conn}, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +59,7 @@ func newPlanStack(t *testing.T) *planStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &planStack{s: s, model: &recordingModel{}, path: path}
+	st := &planStack{s: s, model: &recordingModel{}, engine: conn.Engine}
 	s.models = st.model
 	if err := s.Start(ctx, srv.Connect()); err != nil {
 		t.Fatal(err)
@@ -67,7 +77,7 @@ func (st *planStack) run(t *testing.T, runID string, w contracts.WorkflowType, a
 		return contracts.ModelTurnReply{Text: answers[min(n, len(answers)-1)]}
 	}
 	h := agentHeader("which country buys the most?")
-	h.Mode, h.WorkflowType, h.Tools = contracts.ModePlanning, w, policy.Tools(contracts.ModePlanning, w)
+	h.Mode, h.WorkflowType, h.Tools, h.Engine = contracts.ModePlanning, w, policy.Tools(contracts.ModePlanning, w), st.engine
 	h.Budget, _ = policy.Budget(w)
 	ctx := context.Background()
 	if _, err := st.s.ledger.Writer(runID, 0, nil).Append(ctx, contracts.KindRunStarted, h); err != nil {
@@ -167,6 +177,40 @@ func TestPlanningRefusedDraftsAreNotAnswered(t *testing.T) {
 				t.Fatalf("orders %d before, %d after: a draft reached the database", before, after)
 			}
 		})
+	}
+}
+
+// TestPlanningRefusedDraftsOnPostgres: the PostgreSQL guard refuses each
+// shape by its own rule — TOP as PostgreSQL cannot read it, setval() as a
+// denied function, SELECT INTO and a data-modifying CTE as not read-only —
+// and none of them is answered.
+func TestPlanningRefusedDraftsOnPostgres(t *testing.T) {
+	st := newPlanStackOn(t, connections.Connection{ID: "demo", Engine: contracts.EnginePostgres, DSN: pgtest.URL(t)})
+	for i, c := range []struct{ sql, code string }{
+		{"DELETE FROM pg_class", contracts.RefuseNotASelect},
+		{"WITH gone AS (DELETE FROM t RETURNING id) SELECT count(*) FROM gone", contracts.RefuseNotReadOnly},
+		{"SELECT 1 AS n INTO copy_of_one", contracts.RefuseNotReadOnly},
+		{"SELECT setval('some_seq', 1)", contracts.RefuseFunctionDenied},
+		{"SELECT 1; SELECT 2", contracts.RefuseNotOneStatement},
+		{"SELECT TOP 5 1", contracts.RefuseUnparsable},
+	} {
+		bad := "```postgresql\n" + c.sql + "\n```"
+		es, rec, reqs := st.run(t, fmt.Sprintf("pg-%d", i), contracts.WorkflowInvestigation, bad, bad)
+		ds := drafts(es)
+		if len(ds) != 2 || ds[0].Refusal == nil || ds[0].Refusal.Code != c.code {
+			t.Errorf("%s: drafts %+v, want refused %s", c.sql, ds, c.code)
+			continue
+		}
+		if !strings.Contains(lastMessage(reqs[1]), "Refused ("+c.code+")") {
+			t.Errorf("%s: the repair turn does not show %s:\n%s", c.sql, c.code, lastMessage(reqs[1]))
+		}
+		if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictUnanswered || !slices.Contains(v.Unmet, "plan-refused") {
+			t.Errorf("%s: verdict %+v", c.sql, v)
+		}
+	}
+	_, rec, _ := st.run(t, "pg-good", contracts.WorkflowInvestigation, "```postgres\nSELECT 1 AS one\n```")
+	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered {
+		t.Fatalf("a plain read on PostgreSQL: verdict %+v", v)
 	}
 }
 
