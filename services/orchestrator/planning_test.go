@@ -212,6 +212,16 @@ func TestPlanningRefusedDraftsOnPostgres(t *testing.T) {
 	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered {
 		t.Fatalf("a plain read on PostgreSQL: verdict %+v", v)
 	}
+	// The PostgreSQL guard refuses an index as not_a_select too, so a query
+	// optimisation's index is judged by its names: this server's database
+	// has no table t.
+	es, rec, _ := st.run(t, "pg-index", contracts.WorkflowQueryOptimization, "```postgres\nCREATE INDEX ON t (a)\n```")
+	if ds := drafts(es); len(ds) == 0 || ds[0].Refusal == nil || ds[0].Refusal.Code != contracts.RefuseNotASelect || !strings.Contains(ds[0].Note, "index recommendation") {
+		t.Fatalf("drafts %+v", ds)
+	}
+	if v := rec.GoalVerdict; v == nil || !slices.Equal(v.Unmet, []string{"unknown-names"}) {
+		t.Fatalf("an index on an unknown table: verdict %+v", v)
+	}
 }
 
 // TestPlanningGoodDraftNeedsNoRepair: a read the guard accepts, naming known
