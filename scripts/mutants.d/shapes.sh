@@ -34,3 +34,9 @@ m unreadable-without-dialect "$orch" 'TestUnreadableStatementsCarryTheDialect' -
 # The repair rule names the failures after which statements are refused.
 m repair-rule-off-by-one "$orch" 'TestTheRepairRuleSaysWhatIsEnforced' - \
 	"$rules" 'what, repairs, repairs+1, what,' 'what, repairs, repairs, what,'
+# Example ids in fixes are the run's own; the hypothetical-index rule is
+# stated per engine.
+m fix-gives-made-up-ids "$orch" 'TestFixesNameTheRunsOwnIDs' - \
+	"$fixes" 'ids := d.exampleIDs(2, policy.ToolInspectPlan)' 'ids := append(d.exampleIDs(2, policy.ToolInspectPlan)[:0:0], "r2", "r4")'
+m hypothetical-rule-same-everywhere "$orch" 'TestHypotheticalIndexesAreStatedUpFront' - \
+	"$rules" 'if e != contracts.EnginePostgres {' 'if false {'
