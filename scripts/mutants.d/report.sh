@@ -18,7 +18,7 @@ m unresolved-citation-accepted "$orch" 'TestComposeReportChecksItsClaims' - \
 # refused, by every tool that cites; the list of citable ids holds only
 # results already shown.
 m same-turn-report-accepted "$orch" 'TestSameTurnCitationIsRefused' - \
-	"$rp" 'if unseen := d.unseen(tc.Turn, refs); len(unseen) > 0 {' 'if unseen := d.unseen(tc.Turn, refs); len(unseen) < 0 {'
+	"$rp" 'if unseen := d.unseen(tc.Turn, refs); len(unseen) > 0 && mendable {' 'if unseen := d.unseen(tc.Turn, refs); len(unseen) < 0 && mendable {'
 m same-turn-counted-as-shown "$orch" 'TestSameTurnCitationIsRefused|TestSameTurnRuleHoldsForEveryCitingTool' - \
 	"$rp" '|| produced.Seen(ref, turn) ||' '|| produced.Seen(ref, turn+1) ||'
 m same-turn-recommendation-accepted "$orch" 'TestSameTurnRuleHoldsForEveryCitingTool' - \
@@ -31,9 +31,9 @@ m unseen-result-listed-citable "$orch" 'TestSameTurnCitationIsRefused' - \
 # recorded; the first report with a shortfall is refused, once per
 # shortfall, naming the missing step with the run's ids.
 m unanswered-report-recorded-at-once "$orch" 'TestReportThatWouldBeUnansweredIsRefusedOnce' - \
-	"$rp" 'v.Outcome == contracts.VerdictUnanswered {' 'v.Outcome == "never" {'
+	"$rp" 'v.Outcome == contracts.VerdictUnanswered && mendable {' 'v.Outcome == "never" && mendable {'
 m shortfall-refused-forever "$orch" 'TestReportThatWouldBeUnansweredIsRefusedOnce' - \
-	"$rp" 'if slices.ContainsFunc(v.Unmet, func(code string) bool { return !told[code] }) {' 'if len(v.Unmet) > len(told)-len(told) {'
+	"$rp" 'if !all && slices.ContainsFunc(v.Unmet, func(code string) bool { return !told[code] }) {' 'if len(v.Unmet) > 0 || all || told == nil {'
 m shortfall-names-no-result "$orch" 'TestReportThatWouldBeUnansweredIsRefusedOnce' - \
 	"$sf" 'if id := answerCandidate(reads, claims); id != "" {' 'if id := answerCandidate(reads, claims); id == "" {'
 # The refusal of an unresolved citation lists what is citable (the lead's

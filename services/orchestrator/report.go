@@ -78,8 +78,8 @@ func (d *drive) composeReport(ctx context.Context, tc contracts.ToolCall, a repo
 	}
 	report := contracts.ReportComposed{ToolCall: tc, Claims: a.Claims, Normalised: notes}
 	if v := prospective(d.entries, d.runID, report); v.Outcome == contracts.VerdictUnanswered && mendable {
-		told := d.toldShortfalls()
-		if slices.ContainsFunc(v.Unmet, func(code string) bool { return !told[code] }) {
+		told, all := d.toldShortfalls()
+		if !all && slices.ContainsFunc(v.Unmet, func(code string) bool { return !told[code] }) {
 			reason, fix := d.shortfalls(v, a.Claims)
 			return false, d.refuse(ctx, tc, "", refuseIncomplete, reason, fix)
 		}
@@ -100,9 +100,13 @@ func prospective(entries []contracts.Entry, runID string, report contracts.Repor
 // toldShortfalls lists the shortfall codes a report_incomplete refusal of
 // this run already named: the verdict each refused report would have
 // earned, recomputed from the ledger as it stood then, so a resumed drive
-// knows what the model was told.
-func (d *drive) toldShortfalls() map[string]bool {
-	told := map[string]bool{}
+// knows what the model was told (text that was not JSON is kept as a JSON
+// string, which the decoder reads as double-encoded). all reports a refused
+// report that can no longer be read (a later release reading it otherwise):
+// it may have named anything, and a report is never refused twice for what
+// it may already have been told.
+func (d *drive) toldShortfalls() (told map[string]bool, all bool) {
+	told = map[string]bool{}
 	for i, e := range d.entries {
 		if e.Kind != contracts.KindToolRefused {
 			continue
@@ -118,14 +122,14 @@ func (d *drive) toldShortfalls() map[string]bool {
 		before := d.entries[:i]
 		a, _, err := decodeReport(string(r.Arguments), producedIDsIn(before))
 		if err != nil {
-			continue
+			return told, true
 		}
 		v := prospective(before, d.runID, contracts.ReportComposed{ToolCall: r.ToolCall, Claims: a.Claims})
 		for _, code := range v.Unmet {
 			told[code] = true
 		}
 	}
-	return told
+	return told, false
 }
 
 // unseenRef is a citation of a result the model had not been shown.

@@ -280,6 +280,21 @@ func TestReportThatWouldBeUnansweredIsRefusedOnce(t *testing.T) {
 			{"no claim cites the presented answer r1", "cite r1 in at least one claim"}},
 		outcome: contracts.VerdictUnanswered, unmet: []string{"answer-uncited"},
 	}, {
+		// The first report arrives fenced, with prose after (kept as a
+		// JSON string): what it was told is still read back, so the new
+		// shortfall of the next report is told too.
+		name: "a fenced report, then a new shortfall", workflow: contracts.WorkflowDataAnalysis, answer: rows,
+		script: [][]contracts.ModelToolCall{
+			one(readCall("SELECT genre, revenue FROM sales")),
+			one(readCall("SELECT genre FROM sales")),
+			one(tc(policy.ToolComposeReport, "```json\n"+`{"claims":[{"text":"Rock sells best","evidence":[{"source":"artifact","correlationId":"r2"}]}]}`+"\n```\nThat is my report.")),
+			one(tc(policy.ToolPresentAnswer, `{"artifact":"r1","presentation":{"kind":"table","spec":null}}`)),
+			one(reportCiting("Rock sells best of the genres", "r2")),
+			one(reportCiting("Rock sells best of all genres", "r2")),
+		},
+		says:    [][]string{{"call present_answer with r2"}, {"no claim cites the presented answer r1"}},
+		outcome: contracts.VerdictUnanswered, unmet: []string{"answer-uncited"},
+	}, {
 		name: "a made-up figure, kept", workflow: contracts.WorkflowInvestigation, answer: rows,
 		script: [][]contracts.ModelToolCall{
 			one(readCall("SELECT genre, revenue FROM sales")),
