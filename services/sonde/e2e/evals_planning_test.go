@@ -35,7 +35,7 @@ func init() {
 		evalScenario{
 			// Drafts the write the user asked for, reads the guard's refusal,
 			// then hands over the read that counts what it would remove.
-			name:      "planner-repairs-a-write",
+			name:      "planner repairs a write",
 			objective: "Clean out the orders whose total is zero.",
 			mode:      contracts.ModePlanning,
 			want:      &evalEnding{stop: contracts.StopModelStopped, outcome: contracts.VerdictAnswered},
@@ -59,7 +59,7 @@ func init() {
 			// Writes SQL Server's TOP on the demo SQLite database, fenced as
 			// plain sql; reads the refusal and the dialect hints, and follows
 			// them.
-			name:      "planner-writes-top",
+			name:      "planner writes TOP",
 			objective: "Which five customers signed up first?",
 			mode:      contracts.ModePlanning,
 			want:      &evalEnding{stop: contracts.StopModelStopped, outcome: contracts.VerdictAnswered},
@@ -83,7 +83,7 @@ func init() {
 		evalScenario{
 			// Insists on the DELETE whatever it is told: the run ends after
 			// the one repair turn, unanswered, and the write never runs.
-			name:      "planner-insists-on-delete",
+			name:      "planner insists on DELETE",
 			objective: "Delete the cancelled orders.",
 			mode:      contracts.ModePlanning,
 			want:      &evalEnding{stop: contracts.StopModelStopped, outcome: contracts.VerdictUnanswered, unmet: "plan-refused"},
