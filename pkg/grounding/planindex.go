@@ -15,6 +15,7 @@ import (
 // statement names, so its table and columns can be checked against the
 // inventory.
 type IndexDraft struct {
+	// Unique is set for CREATE UNIQUE INDEX.
 	Unique bool
 	// Schema is empty when the statement did not qualify the table.
 	Schema, Table string
