@@ -295,6 +295,26 @@ func TestReportThatWouldBeUnansweredIsRefusedOnce(t *testing.T) {
 		says:    [][]string{{"call present_answer with r2"}, {"no claim cites the presented answer r1"}},
 		outcome: contracts.VerdictUnanswered, unmet: []string{"answer-uncited"},
 	}, {
+		name: "an honest could-not-be-read", workflow: contracts.WorkflowInvestigation,
+		answer: func(int) ([]string, [][]any, *contracts.PlanSummary) { return nil, nil, nil }, // every read fails
+		script: [][]contracts.ModelToolCall{
+			one(readCall("SELECT genre, revenue FROM sales")),
+			one(reportCiting("The revenue per genre could not be read: the statement failed", "schema")),
+			one(reportCiting("The revenue per genre could not be read: the statement failed", "schema")),
+		},
+		says:    [][]string{{"the report says the data could not be read, so the objective is not answered", "send the report again as it is and the run ends unanswered"}},
+		outcome: contracts.VerdictUnanswered, unmet: []string{"data-unread"},
+	}, {
+		name: "a report resting on empty results", workflow: contracts.WorkflowInvestigation,
+		answer: func(int) ([]string, [][]any, *contracts.PlanSummary) { return []string{"genre"}, [][]any{}, nil },
+		script: [][]contracts.ModelToolCall{
+			one(readCall("SELECT genre FROM sales WHERE revenue < 0")),
+			one(reportCiting("No genre has negative revenue", "r1")),
+			one(reportCiting("No genre has negative revenue", "r1")),
+		},
+		says:    [][]string{{"every result the claims cite holds no rows", "cite, beside the empty reading, one that shows what does exist"}},
+		outcome: contracts.VerdictUnanswered, unmet: []string{"empty-evidence"},
+	}, {
 		name: "a made-up figure, kept", workflow: contracts.WorkflowInvestigation, answer: rows,
 		script: [][]contracts.ModelToolCall{
 			one(readCall("SELECT genre, revenue FROM sales")),
@@ -382,6 +402,9 @@ func TestReportThatWouldBeUnansweredIsRefusedOnce(t *testing.T) {
 			h.model.script = turns(c.script...)
 			h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
 				cols, data, plan := c.answer(n)
+				if cols == nil {
+					return failReply(5), nil
+				}
 				r := h.stored(t, req, cols, data, plan, true)
 				if req.Table != "" {
 					r.Profile = &contracts.TableProfile{Table: contracts.NameRef{Name: req.Table}, Depth: contracts.DepthBasic, Rows: 1,
