@@ -559,7 +559,7 @@ const (
 // ledger.
 type GoalVerdict struct {
 	Outcome VerdictOutcome `json:"outcome"`
-	// Rule is the versioned rule id, e.g. "agent-investigation.1".
+	// Rule is the versioned rule id, e.g. "agent-investigation.2".
 	Rule string `json:"rule"`
 	// Unmet lists the shortfall codes ("no-report", "empty-evidence").
 	Unmet []string `json:"unmet"`

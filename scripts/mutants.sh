@@ -135,8 +135,6 @@ m last-turn-said-twice "$orch" 'TestTurnNoticesAreTrue' - \
 	"$drive" 'case left <= 1:' 'case left <= b.ReportReserveTurns:'
 m status-line-dropped "$orch" 'TestEveryToolResultEndsWithTheRunsStatus' - \
 	"$call" 'content += d.status(tc.Turn, false, stepID != "" && !contracts.RefusalRan(code))' 'content += ""'
-m citable-ids-not-listed "$orch" 'TestRefusedCitationListsWhatIsCitable' - \
-	services/orchestrator/report.go 'citationRule+" "+list)' 'citationRule+" "+list[:0])'
 m fence-mark-unnamed "$orch" 'TestRulesSayTheTrueLimitsAndTheEngine' - \
 	services/orchestrator/transcript.go 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.ResealMarked(content, mark)})' 'msgs = append(msgs, contracts.Message{Role: contracts.RoleTool, ToolCallID: fence.Neutralise(c.CallID), Content: fence.Reseal(content)})' \
 	services/orchestrator/transcript.go '+ markRule(mark)},' '+ markRule("")},'

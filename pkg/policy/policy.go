@@ -92,7 +92,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 		AgentTools:      with(),
 		AgentGuide:      "Read what the objective needs, then report what the results show.",
 		PlanDeliverable: "the one statement whose result answers the objective",
-		AgentRule:       "agent-investigation.1", PlanRule: "agent-planning.1",
+		AgentRule:       "agent-investigation.2", PlanRule: "agent-planning.2",
 	},
 	contracts.WorkflowQueryOptimization: {
 		version: "agent-read-only.query-optimization.1", turns: 36, statements: 30, deadlineS: 450, dbTimeS: 90,
@@ -104,7 +104,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 			"Recommendations are recorded for the user and never executed. The answer needs a plan comparison or an index recommendation that cites a plan.",
 		PlanDeliverable: "one statement that makes the user's query faster — the rewritten query, or the one index to create, which the user reviews and applies — with why it is faster",
 		PlanMayIndex:    true,
-		AgentRule:       "agent-query-optimization.3", PlanRule: "agent-planning.1",
+		AgentRule:       "agent-query-optimization.4", PlanRule: "agent-planning.2",
 	},
 	contracts.WorkflowDatabaseAssessment: {
 		version: "agent-read-only.database-assessment.1", turns: 48, statements: 45, deadlineS: 630, dbTimeS: 135,
@@ -113,7 +113,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 		AgentGuide: "Profile the tables that matter with profile_table (the server counts rows, present values and, deeper, distinct values and personal-data shapes; it never reads a value) and weigh its findings: high_null, constant, low_cardinality, suspected_pii, fk_unindexed. " +
 			"Check keys and orphans with your own reads. The answer needs at least one table profiled.",
 		PlanDeliverable: "the one statement that measures the concern the objective names (nulls, duplicates, orphans, skew)",
-		AgentRule:       "agent-database-assessment.1", PlanRule: "agent-planning.1",
+		AgentRule:       "agent-database-assessment.2", PlanRule: "agent-planning.2",
 	},
 	contracts.WorkflowOperations: {
 		version: "agent-read-only.operations.2", turns: 20, statements: 18, deadlineS: 360, dbTimeS: 80,
@@ -126,7 +126,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 		PlanDeliverable: "a short operational plan in prose: what to look at on the server and in what order; where the engine exposes a reading as a statement you may fence it",
 		PlanIsProse:     true,
 		NamesAndIndexes: true,
-		AgentRule:       "agent-operations.2", PlanRule: "agent-planning.1",
+		AgentRule:       "agent-operations.3", PlanRule: "agent-planning.2",
 	},
 	contracts.WorkflowDataAnalysis: {
 		version: "agent-read-only.data-analysis.1", turns: 60, statements: 42, deadlineS: 900, dbTimeS: 180,
@@ -136,7 +136,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 			"then call present_answer once with that result's id: {\"kind\":\"table\"}, or a chart {\"kind\":\"chart\",\"spec\":{\"type\":\"bar\",\"x\":\"<category column>\",\"y\":[\"<numeric column>\"],\"caption\":\"…\"}} (types bar, line, area, pie, scatter, stacked-bar; several series are several y columns). " +
 			"A one-row or non-numeric result is a table. Then compose_report with at least one claim citing the presented result.",
 		PlanDeliverable: "the one statement whose result is the answer, shaped for a table or a chart (one row per category or period)",
-		AgentRule:       "agent-data-analysis.1", PlanRule: "agent-planning.1",
+		AgentRule:       "agent-data-analysis.2", PlanRule: "agent-planning.2",
 		PresentsAnswer: true, AutoExecute: true,
 	},
 }

@@ -13,7 +13,7 @@ import (
 // or that its names exist. Sonde hands over only what its guard read.
 const UnmetPlanUnchecked = "plan-unchecked"
 
-// verifyPlan is agent-planning.1: the run left non-empty closing prose, and
+// verifyPlan is agent-planning.2: the run left non-empty closing prose, and
 // its last answer was its deliverable — a statement drafted on the ledger
 // that the guard reads as a read (or, for query-optimization, as one CREATE
 // INDEX on plain columns) naming nothing the schema snapshot lacks, or an

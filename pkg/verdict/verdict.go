@@ -15,8 +15,8 @@ import (
 
 // Rule ids.
 const (
-	RuleInvestigation = "agent-investigation.1"
-	RulePlanning      = "agent-planning.1"
+	RuleInvestigation = "agent-investigation.2"
+	RulePlanning      = "agent-planning.2"
 )
 
 // Shortfall codes.
@@ -259,7 +259,7 @@ func Known(id string) bool {
 	return ok || id == RulePlanning
 }
 
-// verifyInvestigation is agent-investigation.1: the run composed at least
+// verifyInvestigation is agent-investigation.2: the run composed at least
 // one claim, and its claims do not rest entirely on empty results.
 func verifyInvestigation(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
 	return baseline(RuleInvestigation, entries, cancelled, nil)

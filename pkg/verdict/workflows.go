@@ -7,10 +7,10 @@ import (
 
 // The specialist workflows' rule ids.
 const (
-	RuleQueryOptimization  = "agent-query-optimization.3"
-	RuleDatabaseAssessment = "agent-database-assessment.1"
-	RuleOperations         = "agent-operations.2"
-	RuleDataAnalysis       = "agent-data-analysis.1"
+	RuleQueryOptimization  = "agent-query-optimization.4"
+	RuleDatabaseAssessment = "agent-database-assessment.2"
+	RuleOperations         = "agent-operations.3"
+	RuleDataAnalysis       = "agent-data-analysis.2"
 )
 
 // The specialist workflows' shortfall codes.
@@ -33,7 +33,7 @@ const (
 // isPlan reports whether corr names an estimating plan the run read.
 func (p Produced) isPlan(corr string) bool { return p.Tools[corr] == policy.ToolInspectPlan }
 
-// verifyQueryOptimization is agent-query-optimization.3: the baseline with
+// verifyQueryOptimization is agent-query-optimization.4: the baseline with
 // plans exempt from its emptiness clause (a plan's row count measures
 // nothing), and evidence that the outcome rests on what the engine does: a
 // plan comparison, an index recommendation citing a plan the run read, or
@@ -95,7 +95,7 @@ func citesPlan(claims []contracts.Claim, produced Produced) bool {
 	return false
 }
 
-// verifyDatabaseAssessment is agent-database-assessment.1: the baseline,
+// verifyDatabaseAssessment is agent-database-assessment.2: the baseline,
 // and a table actually profiled — an assessment written from the schema
 // alone describes the database's shape, not the state of its data.
 func verifyDatabaseAssessment(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {
@@ -106,7 +106,7 @@ func verifyDatabaseAssessment(entries []contracts.Entry, cancelled bool) contrac
 	return v
 }
 
-// verifyOperations is agent-operations.2: a composed report with at least
+// verifyOperations is agent-operations.3: a composed report with at least
 // one claim citing a result the run read (not only the schema snapshot).
 // Not built on the baseline: an empty reading ("no session is blocked") is
 // an answer, so there is no emptiness clause.
@@ -134,7 +134,7 @@ func verifyOperations(entries []contracts.Entry, cancelled bool) contracts.GoalV
 	return v
 }
 
-// verifyDataAnalysis is agent-data-analysis.1: the baseline, an
+// verifyDataAnalysis is agent-data-analysis.2: the baseline, an
 // answer-composed entry (which result IS the answer), and at least one
 // claim citing that same result, so the report is about what it presented.
 func verifyDataAnalysis(entries []contracts.Entry, cancelled bool) contracts.GoalVerdict {

@@ -51,7 +51,7 @@ func historyFixture(e *env) []string {
 	e.startedRun("r3", alice)
 	e.point(alice.ID, "r3", contracts.StatusQueued)
 	e.append(w, contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusSucceeded, StopReason: contracts.StopReportComposed,
-		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictAnswered, Rule: "agent-investigation.1", Unmet: []string{}}})
+		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictAnswered, Rule: "agent-investigation.2", Unmet: []string{}}})
 	e.point(alice.ID, "r1", contracts.StatusSucceeded)
 	e.point(alice.ID, "rx", contracts.StatusQueued)
 	w4 := e.led.Writer("r4", 0, nil)

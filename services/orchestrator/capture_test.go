@@ -134,7 +134,7 @@ func TestSnapshotCitationFollowedLiterallyIsAccepted(t *testing.T) {
 
 // TestPlanningRunIsToolless: no tool reaches the model, the deliverable is
 // classified by the guard (asked of the executor, which runs nothing) and
-// checked against the inventory, and the verdict is agent-planning.1.
+// checked against the inventory, and the verdict is agent-planning.2.
 func TestPlanningRunIsToolless(t *testing.T) {
 	h := newHarness(t, Config{})
 	var toolsSent []int
@@ -176,7 +176,7 @@ func TestPlanningRunIsToolless(t *testing.T) {
 	if len(rec.Steps) != 0 || h.exec.opCount(contracts.OpRead) != 0 {
 		t.Fatalf("a planning run ran something: steps %d", len(rec.Steps))
 	}
-	if v := rec.GoalVerdict; rec.Status != contracts.StatusSucceeded || v == nil || v.Rule != "agent-planning.1" || v.Outcome != contracts.VerdictUnanswered {
+	if v := rec.GoalVerdict; rec.Status != contracts.StatusSucceeded || v == nil || v.Rule != "agent-planning.2" || v.Outcome != contracts.VerdictUnanswered {
 		t.Fatalf("status %s verdict %+v", rec.Status, v)
 	}
 }

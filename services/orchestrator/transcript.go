@@ -18,7 +18,7 @@ import (
 // citationRule is said once in the rules and repeated, word for word, in the
 // report-reserve notice and in every citation refusal. The schema snapshot
 // is cited in the same shape as every tool result.
-const citationRule = `Every claim must cite evidence this run produced, as {"source":"artifact","correlationId":"<the id a tool result or the schema snapshot gave>"}.`
+const citationRule = `Every claim must cite results you have already read (a result is citable from the turn after it arrives), as {"source":"artifact","correlationId":"<the id a tool result or the schema snapshot gave>"}, and state only figures they show or sums, differences, ratios and percentages of them.`
 
 // dialect is what the rules say about an engine: its name and a few hints
 // on what models most often get wrong in it.

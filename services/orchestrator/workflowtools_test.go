@@ -155,7 +155,7 @@ func TestComparePlansJoinsTheLedger(t *testing.T) {
 	if len(rec.Recommendations) != 1 || rec.Recommendations[0].Kind != "rewrite" || len(rec.Recommendations[0].Diagnosed) != 1 {
 		t.Errorf("recommendations %+v", rec.Recommendations)
 	}
-	if rec.GoalVerdict == nil || rec.GoalVerdict.Rule != "agent-query-optimization.3" || rec.GoalVerdict.Outcome != contracts.VerdictAnswered {
+	if rec.GoalVerdict == nil || rec.GoalVerdict.Rule != "agent-query-optimization.4" || rec.GoalVerdict.Outcome != contracts.VerdictAnswered {
 		t.Errorf("verdict %+v", rec.GoalVerdict)
 	}
 }
@@ -257,7 +257,7 @@ func TestPresentAnswerRefusesEachWrongAnswer(t *testing.T) {
 			}
 		}
 	}
-	if v := rec.GoalVerdict; v == nil || v.Rule != "agent-data-analysis.1" || v.Outcome != contracts.VerdictAnswered {
+	if v := rec.GoalVerdict; v == nil || v.Rule != "agent-data-analysis.2" || v.Outcome != contracts.VerdictAnswered {
 		t.Errorf("verdict %+v", v)
 	}
 }
@@ -327,7 +327,7 @@ func TestProfileAndOperationsAreSteps(t *testing.T) {
 	if len(rec.Profiles) != 1 || rec.Profiles[0].Profile == nil || rec.Profiles[0].Profile.Rows != 412 || rec.Profiles[0].CorrelationID != "r1" {
 		t.Fatalf("profiles %+v", rec.Profiles)
 	}
-	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || v.Rule != "agent-database-assessment.1" {
+	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || v.Rule != "agent-database-assessment.2" {
 		t.Errorf("verdict %+v", v)
 	}
 
@@ -352,7 +352,7 @@ func TestProfileAndOperationsAreSteps(t *testing.T) {
 	if c.op != contracts.OpOperations || c.req.Kind != contracts.OpsSessions || c.req.Schema != "public" || c.req.Limit != 5 || c.req.Profile != contracts.ProfileAgentOperations {
 		t.Fatalf("executor call %+v", c)
 	}
-	if v := rec2.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || v.Rule != "agent-operations.2" {
+	if v := rec2.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || v.Rule != "agent-operations.3" {
 		t.Errorf("an empty reading is an answer: verdict %+v", v)
 	}
 }

@@ -325,7 +325,7 @@ func questionRecord(question, figure string) contracts.Record {
 	return contracts.Record{RunID: "rq1", Status: contracts.StatusSucceeded, Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowDataAnalysis,
 		Objective: "revenue?", ConnectionID: "demo", StopReason: contracts.StopQuestion, Question: question,
 		Report: []contracts.Claim{{Text: "Rock leads with 826.65", Evidence: snap}, {Text: "no figures here", Evidence: snap}, {Text: "up " + figure, Evidence: snap}},
-		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-data-analysis.1",
+		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-data-analysis.2",
 			Unmet: []string{"figure-unverified", "question-asked"},
 			Claims: []contracts.ClaimCheck{
 				{Claim: 1, Figures: []contracts.FigureCheck{{Text: "826.65", Status: contracts.FigureFound, Source: "r1"}}},

@@ -626,7 +626,7 @@ func figuresLedger(hostile string) []handMade {
 				{Text: "Jazz made " + hostile + " in revenue", Evidence: cite},
 			}}},
 		{contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusSucceeded, StopReason: contracts.StopReportComposed,
-			GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.1", Unmet: []string{"figure-unverified"},
+			GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.2", Unmet: []string{"figure-unverified"},
 				Claims: []contracts.ClaimCheck{
 					{Claim: 1, Figures: []contracts.FigureCheck{{Text: "826.65", Status: contracts.FigureFound, Source: "c1genres"}}},
 					{Claim: 2, Figures: []contracts.FigureCheck{{Text: "12 %", Status: contracts.FigureDerived, Source: "c1genres", How: "826.65 / 6889.5"}}},
@@ -640,7 +640,7 @@ func questionLedger(question string) []handMade {
 	return []handMade{
 		{contracts.KindClosingStatement, contracts.ClosingStatement{Turn: 1, Text: question}},
 		{contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusSucceeded, StopReason: contracts.StopQuestion, Question: question,
-			GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.1", Unmet: []string{"question-asked"}}}},
+			GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.2", Unmet: []string{"question-asked"}}}},
 	}
 }
 

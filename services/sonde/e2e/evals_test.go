@@ -779,7 +779,7 @@ func evalAnswered(t *testing.T, r evalRun, i int) bool {
 	if rec.Status != contracts.StatusSucceeded || rec.StopReason != contracts.StopReportComposed {
 		fail("status %s stop %s: %v", rec.Status, rec.StopReason, kinds(r.es))
 	}
-	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || rec.WorkflowType == contracts.WorkflowInvestigation && v.Rule != "agent-investigation.1" {
+	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || rec.WorkflowType == contracts.WorkflowInvestigation && v.Rule != "agent-investigation.2" {
 		fail("verdict %+v", v)
 	}
 	limit := rec.Budget.MaxTurns

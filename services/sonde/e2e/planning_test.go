@@ -110,7 +110,7 @@ func TestPlanningRunsOverTheOpenAIWire(t *testing.T) {
 	verdict := func(t *testing.T, rec contracts.Record, outcome contracts.VerdictOutcome, unmet ...string) {
 		t.Helper()
 		v := rec.GoalVerdict
-		if v == nil || v.Rule != "agent-planning.1" || v.Outcome != outcome || strings.Join(v.Unmet, ",") != strings.Join(unmet, ",") {
+		if v == nil || v.Rule != "agent-planning.2" || v.Outcome != outcome || strings.Join(v.Unmet, ",") != strings.Join(unmet, ",") {
 			t.Fatalf("verdict %+v, want %s %v", v, outcome, unmet)
 		}
 	}

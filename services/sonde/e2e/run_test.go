@@ -81,7 +81,7 @@ func TestInvestigationOverHTTP(t *testing.T) {
 	if rec.Status != contracts.StatusSucceeded || rec.StopReason != contracts.StopReportComposed {
 		t.Fatalf("status %s stop %s", rec.Status, rec.StopReason)
 	}
-	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || v.Rule != "agent-investigation.1" || len(v.Unmet) != 0 {
+	if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictAnswered || v.Rule != "agent-investigation.2" || len(v.Unmet) != 0 {
 		t.Fatalf("verdict %+v", rec.GoalVerdict)
 	}
 	if !rec.Demo || rec.Actor.ID != "local" || rec.Drives != 1 {

@@ -110,7 +110,7 @@ func TestServicesSplitAcrossTwoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sonde ask: %v\n%s", err, out)
 	}
-	for _, want := range []string{"DEMONSTRATION", "-> turn 1", "budget: turns", "Report", "cites artifact r", "Verdict: answered (agent-investigation.1)"} {
+	for _, want := range []string{"DEMONSTRATION", "-> turn 1", "budget: turns", "Report", "cites artifact r", "Verdict: answered (agent-investigation.2)"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("sonde ask output lacks %q:\n%s", want, out)
 		}

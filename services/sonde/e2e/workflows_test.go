@@ -541,7 +541,7 @@ func TestWorkflowsEndToEnd(t *testing.T) {
 				rec := ledger.Fold(started.RunID, es)
 				v := rec.GoalVerdict
 				if rec.Status != contracts.StatusSucceeded || v == nil || v.Outcome != wc.outcome || !slices.Equal(v.Unmet, append([]string{}, wc.unmet...)) ||
-					v.Rule == "agent-investigation.1" {
+					v.Rule == "agent-investigation.2" {
 					t.Fatalf("run ended %s (%s), verdict %+v, want %s %v; steps %s", rec.Status, rec.Detail, v, wc.outcome, wc.unmet, stepLine(rec))
 				}
 				// The budget is the workflow's own row, never a caller's.

@@ -31,7 +31,7 @@ func figureRecord() contracts.Record {
 			{Text: "No figure here", Evidence: cite},
 			{Text: "Rock is 12 % of revenue; Jazz made 999.99", Evidence: cite},
 		},
-		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.1", Unmet: []string{"figure-unverified"},
+		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-investigation.2", Unmet: []string{"figure-unverified"},
 			Claims: []contracts.ClaimCheck{
 				{Claim: 1, Figures: []contracts.FigureCheck{{Text: "826.65", Status: contracts.FigureFound, Source: "c1genres"}}},
 				{Claim: 3, Figures: []contracts.FigureCheck{
@@ -45,7 +45,7 @@ func figureRecord() contracts.Record {
 func questionRecord(question string) contracts.Record {
 	return contracts.Record{RunID: "rq1", Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowDataAnalysis, ConnectionID: "demo",
 		Status: contracts.StatusSucceeded, StopReason: contracts.StopQuestion, Question: question,
-		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-data-analysis.1", Unmet: []string{"question-asked"}}}
+		GoalVerdict: &contracts.GoalVerdict{Outcome: contracts.VerdictUnanswered, Rule: "agent-data-analysis.2", Unmet: []string{"question-asked"}}}
 }
 
 func report(r contracts.Record, server string) string {
@@ -83,7 +83,7 @@ func TestReportShowsEachClaimsFigureChecks(t *testing.T) {
 	if strings.ContainsAny(out, "\x1b\r") || strings.Count(out, "forged claim") != 1 || strings.Contains(out, "\n 1. forged") {
 		t.Errorf("the figure's text reached the terminal raw:\n%q", out)
 	}
-	wantAll(t, out, "Verdict: unanswered (agent-investigation.1), unmet: figure-unverified\n  figure-unverified: "+verdict.Explain("figure-unverified")+"\n",
+	wantAll(t, out, "Verdict: unanswered (agent-investigation.2), unmet: figure-unverified\n  figure-unverified: "+verdict.Explain("figure-unverified")+"\n",
 		"Status: succeeded (report-composed)")
 	if verdict.Explain("figure-unverified") == "" {
 		t.Error("the verifier explains no figure-unverified")

@@ -387,7 +387,7 @@ func fakeGateway(t *testing.T, got *api.StartRunRequest) *httptest.Server {
 	answer := &contracts.AnswerComposed{CorrelationID: "c-1", SQL: "SELECT genre, count(*) AS tracks FROM t GROUP BY 1",
 		Presentation: contracts.Presentation{Kind: contracts.PresentChart, Chart: &contracts.ChartSpec{Type: "bar", X: "genre", Y: []string{"tracks"}, Caption: "Tracks per genre"}},
 		Handover:     contracts.HandoverAutoExecuted}
-	verdict := &contracts.GoalVerdict{Outcome: contracts.VerdictAnswered, Rule: "agent-data-analysis.1", Unmet: []string{}}
+	verdict := &contracts.GoalVerdict{Outcome: contracts.VerdictAnswered, Rule: "agent-data-analysis.2", Unmet: []string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+api.PathConfig, func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(api.AgentConfig{Enabled: true})
@@ -443,7 +443,7 @@ func TestAskWorkflowFlag(t *testing.T) {
 				"✓ answer presented: bar chart of c-1, handover auto-executed",
 				"Answer: a bar chart of artifact c-1", `"Tracks per genre"`,
 				"Rock     1297  "+strings.Repeat("█", chartBarWidth),
-				"Handover: auto-executed", "Report", "Verdict: answered (agent-data-analysis.1)")
+				"Handover: auto-executed", "Report", "Verdict: answered (agent-data-analysis.2)")
 		})
 	}
 	t.Run("unknown", func(t *testing.T) {
@@ -535,7 +535,7 @@ func TestAskPrintsADataAnalysisRunEndToEnd(t *testing.T) {
 		"status     orders",
 		"paid", strings.Repeat("█", chartBarWidth),
 		"Handover: none (the run was not started with --auto-execute)",
-		"Verdict: answered (agent-data-analysis.1)",
+		"Verdict: answered (agent-data-analysis.2)",
 	)
 	t.Logf("ask printed:\n%s", out.String())
 }
