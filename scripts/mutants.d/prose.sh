@@ -6,9 +6,9 @@ prs=services/orchestrator/prose.go
 # Item 8: a call written as text naming one of the run's tools is read as
 # that call, and its entry says so; one naming no tool of the run is prose.
 m text-call-not-read "$orch" 'TestTextCallsDriveTheRun' - \
-	"$tcs" $'\tif len(calls) == 0 {\n\t\treturn reply\n\t}\n\td.textNotes' $'\tif true {\n\t\treturn reply\n\t}\n\td.textNotes'
+	"$tcs" $'\tif len(calls) == 0 {\n\t\treturn reply\n\t}\n\td.callNotes' $'\tif true {\n\t\treturn reply\n\t}\n\td.callNotes'
 m text-call-unnoted "$orch" 'TestTextCallsDriveTheRun|TestRefusedTextCallRecordsItsNote' - \
-	"$tcs" 'if len(d.textNotes) == 0 {' 'if true {'
+	"$tcs" 'd.callNotes[id] = c.notes' '_ = c.notes'
 m text-call-of-no-run-tool-read "$orch" 'TestTextCallsAreReadInEveryForm' - \
 	"$tcs" $'\t\tif tool == "" {\n\t\t\tcontinue\n\t\t}' $'\t\tif tool == "" {\n\t\t\ttool = c.name\n\t\t}'
 # A cut, malformed or unparsable call is refused with a fix, never prose;

@@ -55,7 +55,6 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 	// The tool set is the run's persisted one, re-checked at this seam. A
 	// name in another case or after a "functions." prefix is the run's tool
 	// (recorded under its own name, the name as sent noted).
-	d.callNotes = nil
 	name, ok := toolNamed(mc.Name, d.header.Tools)
 	if !ok {
 		return false, d.refuse(ctx, tc, "", refuseUnknownTool,
@@ -64,7 +63,7 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 	}
 	if name != mc.Name {
 		tc.Tool = name
-		d.callNotes = map[string][]string{tc.CallID: {fmt.Sprintf("tool %s read as %s", quote(mc.Name), quote(name))}}
+		d.note(tc.CallID, fmt.Sprintf("tool %s read as %s", quote(mc.Name), quote(name)))
 	}
 	if t, ok := toolTable[name]; ok {
 		return t.call(d, ctx, t.op, tc, mc.Arguments)

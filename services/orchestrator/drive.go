@@ -281,12 +281,10 @@ type drive struct {
 	turnMs int64
 	// lastReply is the executor's reply to the step just asked.
 	lastReply *contracts.ExecReply
-	// callNotes are the notes call() made of the call being handled, by
-	// call id, for the entry that records it (fixes.go).
+	// callNotes are the notes of how this turn's calls were read (from the
+	// model's text, a tool name in another case), by call id, for the entry
+	// that records each (fixes.go).
 	callNotes map[string][]string
-	// textNotes are the notes of this turn's calls read from the model's
-	// text, by call id (textcalls.go).
-	textNotes map[string][]string
 }
 
 // maxTurns is the run's turn budget, lowered by the model's tuned turn limit.
@@ -362,7 +360,7 @@ func (d *drive) reportNotice(rec contracts.Record) string {
 // append writes one entry and keeps the local copy of the ledger current.
 // A write the store refuses for lack of storage is retried until it lands.
 func (d *drive) append(ctx context.Context, kind contracts.EventKind, payload any) error {
-	payload = d.noteCall(d.noteTextCall(payload))
+	payload = d.noteCall(payload)
 	e, err := d.appendRetrying(ctx, kind, payload)
 	if err != nil {
 		return err

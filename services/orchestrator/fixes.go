@@ -60,10 +60,20 @@ func unreadable(code string) bool {
 	return code == contracts.RefuseUnparsable || code == contracts.RefuseEngineParse
 }
 
-// noteCall adds the notes call() made of the call being handled (its tool
-// named in another case or with a prefix) to the first entry that records
-// it: its invocation, report, comparison, recommendation, answer or
-// refusal. The drive's append calls it on every payload.
+// note keeps a note of how the call id was read (from the model's text, its
+// tool named in another case or with a prefix) for the first entry that
+// records the call.
+func (d *drive) note(id, note string) {
+	if d.callNotes == nil {
+		d.callNotes = map[string][]string{}
+	}
+	d.callNotes[id] = append(d.callNotes[id], note)
+}
+
+// noteCall adds the notes kept of a call (note, readTextCalls) to the first
+// entry that records it: its invocation, report, comparison,
+// recommendation, answer or refusal. The drive's append calls it on every
+// payload.
 func (d *drive) noteCall(payload any) any {
 	if len(d.callNotes) == 0 {
 		return payload

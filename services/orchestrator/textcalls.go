@@ -60,9 +60,9 @@ var (
 // readTextCalls reads the tool calls a model wrote as text into the turn's
 // calls, when it sent none of its own. Each call so read is given an id of
 // the server's (text_<turn>_<n>) and its notes are kept for the call's
-// entry; the text outside the calls stays the turn's prose.
+// entry (noteCall); the text outside the calls stays the turn's prose.
 func (d *drive) readTextCalls(turn int, reply contracts.ModelTurnReply) contracts.ModelTurnReply {
-	d.textNotes = nil
+	d.callNotes = nil
 	if len(reply.ToolCalls) > 0 {
 		return reply
 	}
@@ -70,59 +70,14 @@ func (d *drive) readTextCalls(turn int, reply contracts.ModelTurnReply) contract
 	if len(calls) == 0 {
 		return reply
 	}
-	d.textNotes = map[string][]string{}
+	d.callNotes = map[string][]string{}
 	for i, c := range calls {
 		id := fmt.Sprintf("text_%d_%d", turn, i+1)
 		reply.ToolCalls = append(reply.ToolCalls, contracts.ModelToolCall{ID: id, Name: c.tool, Arguments: c.args})
-		d.textNotes[id] = c.notes
+		d.callNotes[id] = c.notes
 	}
 	reply.Text = rest
 	return reply
-}
-
-// noteTextCall adds the notes of a call read from the text to the entry
-// that records it (the drive's append calls it on every payload): the
-// invocation, the report or the refusal carries them in Normalised; the
-// specialist tools' entries, which have no such field, say it in the
-// content the model reads.
-func (d *drive) noteTextCall(payload any) any {
-	if len(d.textNotes) == 0 {
-		return payload
-	}
-	with := func(id string, have []string) ([]string, bool) {
-		n, ok := d.textNotes[id]
-		if !ok {
-			return have, false
-		}
-		return append(slices.Clone(n), have...), true
-	}
-	said := func(id, content string) string {
-		if n, ok := d.textNotes[id]; ok {
-			return content + "\n(Sonde read this call from your text: " + strings.Join(n, "; ") + ". Send calls as tool calls.)"
-		}
-		return content
-	}
-	switch p := payload.(type) {
-	case contracts.ToolInvoked:
-		p.Normalised, _ = with(p.CallID, p.Normalised)
-		return p
-	case contracts.ReportComposed:
-		p.Normalised, _ = with(p.CallID, p.Normalised)
-		return p
-	case contracts.ToolRefused:
-		p.Normalised, _ = with(p.CallID, p.Normalised)
-		return p
-	case contracts.PlanComparison:
-		p.Content = said(p.CallID, p.Content)
-		return p
-	case contracts.Recommendation:
-		p.Content = said(p.CallID, p.Content)
-		return p
-	case contracts.AnswerComposed:
-		p.Content = said(p.CallID, p.Content)
-		return p
-	}
-	return payload
 }
 
 // readCalls reads the calls text holds that name one of tools, and returns

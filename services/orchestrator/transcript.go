@@ -116,7 +116,7 @@ func systemPrompt(h *contracts.RunStarted, turns int) string {
 		cut = "narrow it with schema or limit"
 	}
 	fmt.Fprintf(&b, "Limits (enforced): %d model turns, %d statements, %d s for the whole run, %d s of database time, %d s per statement, "+
-		"%d rows and %d KiB per result (a larger result is refused, not cut: %s). Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
+		"%d rows and %d KiB per result (a larger result is refused, not cut: %s). A result longer than your share of the context window is shown in part: it says how many rows it shows, and the whole result stays stored and citable. Every tool result ends with where the run stands: [turn · statements · repairs left · time left].\n",
 		turns, bud.MaxStatements, bud.DeadlineMs/1000, bud.DBTimeMs/1000, bud.StatementTimeoutMs/1000, bud.MaxRows, bud.MaxBytes>>10, cut)
 	b.WriteString("Recover: a refusal runs nothing and costs neither a statement nor a repair: follow its fix (only a result refused as too large did run, and counts). ")
 	b.WriteString(repairRule(h.Tools, bud.MaxRepairs, writesSQL) + "\n")
