@@ -26,8 +26,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 GO="${GO:-go}"
 scratch="${MUTANTS_DIR:-${TMPDIR:-/tmp}/sonde-mutants}"
 per_test_timeout="${MUTANTS_TEST_TIMEOUT:-180s}"
-# Mutants run in MUTANTS_JOBS scratch trees at once (default 2), each
-# package's mutants in one tree so its build cache stays warm.
+# Mutants run in MUTANTS_JOBS scratch trees at once (default 2), taking the
+# next mutant from one queue as each tree comes free.
 jobs="${MUTANTS_JOBS:-2}"
 
 # ---------------------------------------------------------------------------
@@ -109,7 +109,7 @@ m readable-prefix-match ./pkg/guard/ 'TestReadablePatternsFollowEngineNames|Test
 m fence-nfkd-removed ./pkg/fence/ '.' - \
 	pkg/fence/fence.go 'if d := norm.NFKD.Properties(k.buf).Decomposition(); d != nil {' 'if d := norm.NFKD.Properties(k.buf).Decomposition(); false && d != nil {'
 m fence-wrap-removed ./services/sonde/e2e/ 'TestResumeAfterOrchestratorStopsMidStep' - \
-	services/executor/render.go 'b.WriteString(fence.Wrap("rows read from connection "+connID, table(set)))' 'b.WriteString(table(set))' \
+	services/executor/render.go 'b.WriteString(fence.Wrap("rows read from connection "+connID, head+strings.Join(kept, "")))' 'b.WriteString(head+strings.Join(kept, ""))' \
 	pkg/grounding/pack.go 'b.WriteString(fence.Wrap("schema inventory of connection "+o.Label, body.String()))' 'b.WriteString(body.String())' \
 	pkg/grounding/pack.go 'b.WriteString(fence.Wrap("foreign keys of connection "+o.Label, edges.String()))' 'b.WriteString(edges.String() + fence.Removed[:0])'
 m sqlite-symlink-allowed ./services/executor/internal/sqlite/ 'TestSymlinkRefused' - \
@@ -193,7 +193,7 @@ m verdict-qo-plans-not-exempt ./pkg/verdict/ 'TestSpecialistVerdicts' - \
 m verdict-qo-no-comparison-answers ./pkg/verdict/ 'TestSpecialistVerdicts' - \
 	"$vw" 'v.Outcome, v.Unmet = contracts.VerdictUnanswered, append(v.Unmet, UnmetNoPlanComparison)' '_ = UnmetNoPlanComparison'
 m verdict-qo-index-without-plan ./pkg/verdict/ 'TestSpecialistVerdicts' - \
-	"$vw" 'ref.Source == contracts.EvidenceArtifact && produced.isPlan(ref.CorrelationID)' 'ref.Source == contracts.EvidenceArtifact && produced.Resolves(ref)'
+	"$vw" 'cites = cites || ref.Source == contracts.EvidenceArtifact && produced.isPlan(ref.CorrelationID)' 'cites = cites || ref.Source == contracts.EvidenceArtifact && produced.Resolves(ref)'
 m verdict-da-no-profile-answers ./pkg/verdict/ 'TestSpecialistVerdicts' - \
 	"$vw" 'if v.Outcome == contracts.VerdictAnswered && !hasKind(entries, contracts.KindTableProfiled) {' 'if false {'
 m verdict-ops-snapshot-is-a-reading ./pkg/verdict/ 'TestSpecialistVerdicts' - \
@@ -400,14 +400,25 @@ for i in "${selected[@]}"; do
 	[[ "${needs[$i]}" == pg && -z "${SONDE_TEST_PG_URL:-}" ]] && continue
 	together[${pkgs[$i]}]+="${together[${pkgs[$i]}]:+|}${runs[$i]}"
 done
-# check_baseline PKG: runs PKG's focused tests unmutated, in the worker's
-# tree (which warms its build cache for the mutants that follow), and sets
-# baseline[PKG].
+# check_baseline PKG: sets baseline[PKG] to the result of PKG's focused
+# tests run unmutated. The first worker to need it runs it, in its own tree
+# (which warms that tree's build cache for the mutants that follow), under
+# the package's lock; a worker that needs it meanwhile waits for that result
+# rather than run the same tests again.
 check_baseline() {
-	local pkg=$1 log
-	log="$scratch/logs/baseline-$(printf '%s' "$pkg" | tr -c 'a-zA-Z0-9' _).log"
-	baseline[$pkg]="$(focus "$pkg" "${together[$pkg]}" "$log")"
-	if [[ "${baseline[$pkg]}" != pass ]]; then
+	local pkg=$1 key log
+	key="$(printf '%s' "$pkg" | tr -c 'a-zA-Z0-9' _)"
+	log="$scratch/logs/baseline-$key.log"
+	baseline[$pkg]="$(
+		exec 9>"$scratch/queue/baseline-$key.lock"
+		flock 9
+		if [[ ! -s "$scratch/queue/baseline-$key" ]]; then
+			focus "$pkg" "${together[$pkg]}" "$log" >"$scratch/queue/baseline-$key"
+		fi
+		cat "$scratch/queue/baseline-$key"
+	)"
+	if [[ "${baseline[$pkg]}" != pass && ! -e "$scratch/queue/baseline-$key.said" ]]; then
+		: >"$scratch/queue/baseline-$key.said"
 		echo "mutants: the unmutated tests of $pkg do not pass (${baseline[$pkg]}): see $log" >&2
 	fi
 }
@@ -436,24 +447,38 @@ run_one() {
 	esac
 }
 
-# Packages go to workers greedily by their number of mutants.
-declare -A count=() worker=()
+# The mutants form one queue, the packages with the most mutants first and
+# each package's mutants together; every worker takes the next mutant as
+# soon as it is free, so a package whose tests wait (leases, timeouts) does
+# not leave one worker running it alone while the other sits idle.
+declare -A count=()
 for i in "${selected[@]}"; do count[${pkgs[$i]}]=$((${count[${pkgs[$i]}]:-0} + 1)); done
-load=()
-for ((w = 0; w < jobs; w++)); do load[w]=0; done
-while read -r n pkg; do
-	best=0
-	for ((w = 1; w < jobs; w++)); do ((load[w] < load[best])) && best=$w; done
-	worker[$pkg]=$best
-	load[best]=$((load[best] + n))
-done < <(for pkg in "${!count[@]}"; do echo "${count[$pkg]} $pkg"; done | sort -rn)
+queue=()
+while read -r _ pkg; do
+	for i in "${selected[@]}"; do [[ "${pkgs[$i]}" == "$pkg" ]] && queue+=("$i"); done
+done < <(for pkg in "${!count[@]}"; do echo "${count[$pkg]} $pkg"; done | sort -k1,1rn -k2,2)
+mkdir -p "$scratch/queue"
+echo 0 >"$scratch/queue/next"
+# take: prints the queue position of the next mutant to run, or nothing
+# when the queue is done.
+take() {
+	(
+		exec 9>"$scratch/queue/lock"
+		flock 9
+		local n
+		n="$(cat "$scratch/queue/next")"
+		((n < ${#queue[@]})) || exit 0
+		echo $((n + 1)) >"$scratch/queue/next"
+		echo "$n"
+	)
+}
 pids=()
 for ((w = 0; w < jobs; w++)); do
 	(
 		tree="$scratch/tree$w" pristine="$scratch/pristine$w"
-		for i in "${selected[@]}"; do
+		while n="$(take)" && [[ -n "$n" ]]; do
+			i="${queue[$n]}"
 			pkg="${pkgs[$i]}"
-			[[ "${worker[$pkg]}" == "$w" ]] || continue
 			if [[ -z "${baseline[$pkg]:-}" ]]; then
 				if [[ -n "${together[$pkg]:-}" ]]; then check_baseline "$pkg"; else baseline[$pkg]=pass; fi
 			fi
