@@ -379,13 +379,19 @@ func (d *drive) finish(ctx context.Context, status contracts.RunStatus, stop con
 		v := verdict.Verify(d.entries, status == contracts.StatusCancelled)
 		fin.GoalVerdict = &v
 	}
+	return d.end(ctx, fin)
+}
+
+// end records fin, the run's last entry, and the run in its actor's
+// history.
+func (d *drive) end(ctx context.Context, fin contracts.RunFinished) error {
 	// The ending is recorded even when the drive's own context is done.
 	ctx = context.WithoutCancel(ctx)
 	if err := d.append(ctx, contracts.KindRunFinished, fin); err != nil {
 		return err
 	}
-	d.s.recordHistory(ctx, d.header.Actor, d.runID, status)
-	d.s.log.Info("run finished", "run", d.runID, "status", status, "stop", stop, "reason", reason)
+	d.s.recordHistory(ctx, d.header.Actor, d.runID, fin.Status)
+	d.s.log.Info("run finished", "run", d.runID, "status", fin.Status, "stop", fin.StopReason, "reason", fin.Reason)
 	return nil
 }
 

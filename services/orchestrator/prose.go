@@ -84,13 +84,7 @@ func (d *drive) askedQuestion(ctx context.Context, q string) error {
 	}
 	fin := contracts.RunFinished{Status: contracts.StatusFailed, StopReason: contracts.StopQuestion,
 		GoalVerdict: &v, Detail: questionDetail, Question: q}
-	ctx = context.WithoutCancel(ctx) // recorded even when the drive's own context is done
-	if err := d.append(ctx, contracts.KindRunFinished, fin); err != nil {
-		return err
-	}
-	d.s.recordHistory(ctx, d.header.Actor, d.runID, fin.Status)
-	d.s.log.Info("run finished", "run", d.runID, "status", fin.Status, "stop", fin.StopReason)
-	return nil
+	return d.end(ctx, fin)
 }
 
 // proseInARow counts the turns at the end of the ledger that called no
