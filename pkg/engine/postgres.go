@@ -1,0 +1,27 @@
+package engine
+
+import (
+	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/guard"
+)
+
+// postgres is PostgreSQL (services/executor/internal/postgres,
+// pkg/guard/postgres).
+var postgres = Spec{
+	Name:    contracts.EnginePostgres,
+	Label:   "PostgreSQL",
+	Dialect: "PostgreSQL",
+	Names:   guard.NamesExact,
+	DialectHints: []string{
+		"LIMIT n, not TOP",
+		"a name with capitals must be double-quoted exactly as the schema shows it (\"OrderDate\"); unquoted names fold to lower case",
+		"date_trunc('month', ts) and extract(year FROM ts) for dates; now() for the current time",
+		"ILIKE for a case-insensitive match; || joins strings; ::numeric casts",
+		"integer / integer truncates: divide by 1.0 * x or cast to numeric for ratios",
+	},
+	DialectAliases: []string{"postgres", "postgresql", "pgsql", "psql", "plpgsql"},
+	Placeholders:   "$1, $2, …",
+	DefaultSchema:  "public",
+	DefaultPort:    "5432",
+	Capabilities:   Capabilities{WeighedReplay: true},
+}
