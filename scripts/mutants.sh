@@ -218,7 +218,7 @@ m gate-elapsed-unchecked ./pkg/handover/ 'TestGateEightCombinations|TestGateBoun
 m gate-no-plan-passes ./pkg/handover/ 'TestGateRiskyPlans' - \
 	"$hg" 'return "this run read no plan of this statement", inspectFix' 'return "", ""'
 m gate-unweighed-engine-passes ./pkg/handover/ 'TestGateRiskyPlans' - \
-	"$hg" 'case engine != contracts.EnginePostgres && engine != contracts.EngineSQLite:' 'case false:'
+	"$hg" 'case !weighed(engine):' 'case false:'
 m gate-plan-cost-unchecked ./pkg/handover/ 'TestGateRiskyPlans|TestGateBoundaries' - \
 	"$hg" 'case *p.Cost > MaxPlanCost:' 'case false:'
 gh=services/gateway/handover.go

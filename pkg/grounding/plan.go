@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 )
 
 // NoStatementMarker begins the line a planning run writes when the
@@ -39,16 +40,6 @@ type Deliverable struct {
 	OtherBlocks int
 }
 
-// engineTags are the info-string tags that name each engine's dialect, case
-// aside. A block tagged with one of its own engine's tags outranks every
-// other SQL block.
-var engineTags = map[contracts.Engine][]string{
-	contracts.EnginePostgres: {"postgres", "postgresql", "pgsql", "psql", "plpgsql"},
-	contracts.EngineSQLite:   {"sqlite", "sqlite3"},
-	contracts.EngineDuckDB:   {"duckdb"},
-	contracts.EngineMSSQL:    {"mssql", "tsql", "t-sql", "sqlserver", "sql-server"},
-}
-
 // genericSQLTags are tags that say "SQL" without naming an engine.
 var genericSQLTags = []string{"sql", "ansi-sql", "ansisql", "sql92", "mysql", "mariadb", "oracle", "plsql"}
 
@@ -60,9 +51,11 @@ func tagRank(tag string, engine contracts.Engine) int {
 	if t == strings.ToLower(string(engine)) {
 		return 2
 	}
-	for e, tags := range engineTags {
-		if slices.Contains(tags, t) {
-			if e == engine {
+	// A tag that names an engine's dialect (engine.Spec.DialectAliases)
+	// ranks 2 for the run's own engine, 1 for another.
+	for _, s := range enginespec.All() {
+		if slices.Contains(s.DialectAliases, t) {
+			if s.Name == engine {
 				return 2
 			}
 			return 1

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 )
 
 // TestReadDeliverableTags: a block tagged for the run's engine under any of
@@ -137,5 +138,47 @@ func TestIndexCheckAndNearest(t *testing.T) {
 	}
 	if Nearest(nil, read) != nil {
 		t.Error("nearest names offered with no inventory")
+	}
+}
+
+// TestIndexCheckUnknownEngineNeverFolds: an engine no Spec declares (a new
+// one whose spec was not written yet) is never given a case-folding name
+// rule by default: its index draft's names compare exactly, so a name that
+// differs in case is reported unknown rather than silently matched.
+func TestIndexCheckUnknownEngineNeverFolds(t *testing.T) {
+	inv := &contracts.Inventory{Total: 1, Relations: []contracts.Relation{
+		{Schema: "app", Name: "orders", Columns: []contracts.RelationColumn{{Name: "id"}, {Name: "status"}}},
+	}}
+	const unknown = contracts.Engine("mysql")
+	ix, ok := ReadIndex("CREATE INDEX ix ON Orders (Status)", unknown)
+	if !ok {
+		t.Fatal("not read")
+	}
+	chk := IndexCheck(inv, ix, unknown)
+	if chk.FoldCase {
+		t.Fatalf("an undeclared engine's names fold case: %+v", chk)
+	}
+	if ic := Identifiers(inv, chk); len(ic.UnknownRelations) == 0 {
+		t.Fatalf("Orders matched orders on an engine whose name rule is unknown: %+v", ic)
+	}
+	// A declared folding engine still folds.
+	if chk := IndexCheck(inv, ix, contracts.EngineDuckDB); !chk.FoldCase {
+		t.Fatalf("duckdb's names no longer fold: %+v", chk)
+	}
+}
+
+// TestEngineTagsAreNotGeneric: no engine's fence tag is also read as a
+// generic SQL tag, so a block tagged for an engine (a new one's too) ranks
+// as that engine's, never as plain SQL.
+func TestEngineTagsAreNotGeneric(t *testing.T) {
+	for _, s := range enginespec.All() {
+		for _, tag := range s.DialectAliases {
+			if slices.Contains(genericSQLTags, tag) {
+				t.Errorf("%s's fence tag %q is also a generic SQL tag", s.Name, tag)
+			}
+			if tagRank(strings.ToUpper(tag), s.Name) != 2 {
+				t.Errorf("a block tagged %q does not rank as %s's own", tag, s.Name)
+			}
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
+	"github.com/sondehq/sonde/pkg/guard"
 )
 
 // IndexDraft is a planning run's statement read as one CREATE INDEX on
@@ -81,8 +83,12 @@ func ReadIndex(sql string, engine contracts.Engine) (IndexDraft, bool) {
 	if !ok {
 		return ix, false
 	}
+	// Under NamesExact (PostgreSQL) the parser folds an unquoted name to
+	// lower case; an undeclared engine's names are kept as written.
+	spec, known := enginespec.Lookup(engine)
+	lower := known && spec.Names == guard.NamesExact
 	fold := func(id ident) string {
-		if engine == contracts.EnginePostgres && !id.quoted {
+		if lower && !id.quoted {
 			return strings.ToLower(id.text)
 		}
 		return id.text
@@ -301,19 +307,16 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
-// defaultSchemas is where each engine looks for an unqualified name first.
-var defaultSchemas = map[contracts.Engine]string{
-	contracts.EnginePostgres: "public", contracts.EngineSQLite: "main",
-	contracts.EngineDuckDB: "main", contracts.EngineMSSQL: "dbo",
-}
-
 // IndexCheck is what the identifier check reads in an index draft: its
 // table and its key and INCLUDE columns, as a statement check, so
 // Identifiers and Nearest compare it with the inventory as they do a
 // read. An unqualified table is the inventory's relation of that name in
 // the engine's default schema, else its only relation of that name.
 func IndexCheck(inv *contracts.Inventory, ix IndexDraft, engine contracts.Engine) *contracts.StatementCheck {
-	fold := engine != contracts.EnginePostgres
+	// An engine the list does not hold compares exactly and has no default
+	// schema: nothing is matched by a folding it may not do.
+	spec, _ := enginespec.Lookup(engine)
+	fold := enginespec.FoldsCase(engine)
 	schema := ix.Schema
 	if schema == "" && inv != nil {
 		var found []string
@@ -323,14 +326,14 @@ func IndexCheck(inv *contracts.Inventory, ix IndexDraft, engine contracts.Engine
 			}
 		}
 		switch {
-		case slices.Contains(found, defaultSchemas[engine]):
-			schema = defaultSchemas[engine]
+		case slices.Contains(found, spec.DefaultSchema):
+			schema = spec.DefaultSchema
 		case len(found) == 1:
 			schema = found[0]
 		}
 	}
 	if schema == "" {
-		schema = defaultSchemas[engine]
+		schema = spec.DefaultSchema
 	}
 	rel := contracts.NameRef{Schema: schema, Name: ix.Table}
 	chk := &contracts.StatementCheck{Relations: []contracts.NameRef{rel}, ColumnsRead: true, FoldCase: fold}

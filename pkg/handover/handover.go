@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 )
 
 // The gate's thresholds, approved as a starting point that live measurement
@@ -130,8 +131,8 @@ func planRisk(engine contracts.Engine, p *contracts.PlanSummary) (reason, fix st
 		return fmt.Sprintf("the plan is a %s plan, the connection is %s", p.Engine, engineName(engine)), inspectFix
 	case p.HypotheticalIndex != "":
 		return "the plan was made as if an index existed (" + p.HypotheticalIndex + "), not of the database as it is", inspectFix
-	case engine != contracts.EnginePostgres && engine != contracts.EngineSQLite:
-		return fmt.Sprintf("plans on %s are not weighed for an unattended replay (only PostgreSQL and SQLite plans are)", engineName(engine)),
+	case !weighed(engine):
+		return fmt.Sprintf("plans on %s are not weighed for an unattended replay (only %s plans are)", engineName(engine), weighedLabels()),
 			"Run it yourself if it looks right."
 	case len(p.Access) == 0:
 		return "the plan names no relation it reads, so nothing says how it reads them", "Run it yourself if it looks right."
@@ -177,6 +178,28 @@ func accessWords(k contracts.AccessKind) string {
 		return "an index"
 	}
 	return "an access the summary could not read"
+}
+
+// weighed reports whether engine e's plans are weighed for an unattended
+// replay (engine.Capabilities.WeighedReplay); an undeclared engine's are not.
+func weighed(e contracts.Engine) bool {
+	s, ok := enginespec.Lookup(e)
+	return ok && s.Capabilities.WeighedReplay
+}
+
+// weighedLabels names the engines whose plans are weighed: "PostgreSQL and
+// SQLite".
+func weighedLabels() string {
+	var labels []string
+	for _, s := range enginespec.All() {
+		if s.Capabilities.WeighedReplay {
+			labels = append(labels, s.Label)
+		}
+	}
+	if len(labels) < 2 {
+		return strings.Join(labels, "")
+	}
+	return strings.Join(labels[:len(labels)-1], ", ") + " and " + labels[len(labels)-1]
 }
 
 func engineName(e contracts.Engine) string {

@@ -47,7 +47,7 @@ m plan-first-of-several-read ./pkg/grounding/ 'TestReadDeliverable' - \
 m plan-generic-tag-ignored ./pkg/grounding/ 'TestReadDeliverable' - \
 	"$gpl" $'\tif t == "" || slices.Contains(genericSQLTags, t) {\n\t\treturn 1' $'\tif t == "" || slices.Contains(genericSQLTags, t) {\n\t\treturn 0'
 m plan-engine-alias-ignored ./pkg/grounding/ 'TestReadDeliverable' - \
-	"$gpl" $'\t\t\tif e == engine {\n\t\t\t\treturn 2' $'\t\t\tif e == engine && false {\n\t\t\t\treturn 2'
+	"$gpl" $'\t\t\tif s.Name == engine {\n\t\t\t\treturn 2' $'\t\t\tif s.Name == engine && false {\n\t\t\t\treturn 2'
 m plan-index-second-statement ./pkg/grounding/ 'TestReadIndex' - \
 	"$gix" $'if t.kind == \'p\' && t.text == ";" && slices.ContainsFunc' $'if false && t.kind == \'p\' && t.text == ";" && slices.ContainsFunc'
 m plan-index-predicate-calls ./pkg/grounding/ 'TestReadIndex' - \

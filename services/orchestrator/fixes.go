@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -47,11 +48,11 @@ func (d *drive) exampleID(placeholder string, tools ...string) string {
 // statement the engine could not read (a syntax error, an unparsable
 // refusal): most often another dialect's habit.
 func dialectHint(e contracts.Engine) string {
-	d, ok := dialects[e]
+	s, ok := enginespec.Lookup(e)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("\n%s syntax: %s.", d.name, strings.Join(d.hints, "; "))
+	return fmt.Sprintf("\n%s syntax: %s.", s.Dialect, strings.Join(s.DialectHints, "; "))
 }
 
 // unreadable reports a guard refusal that says the engine could not read

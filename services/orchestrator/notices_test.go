@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
@@ -184,9 +185,12 @@ func TestRefusedCitationListsWhatIsCitable(t *testing.T) {
 // dialect hints, and the turn limit they state is the tuned one the drive
 // enforces, not the workflow's.
 func TestRulesSayTheTrueLimitsAndTheEngine(t *testing.T) {
-	for _, e := range []contracts.Engine{contracts.EnginePostgres, contracts.EngineSQLite, contracts.EngineDuckDB, contracts.EngineMSSQL} {
-		if d, ok := dialects[e]; !ok || len(d.hints) < 3 || len(d.hints) > 5 {
-			t.Errorf("engine %s has no dialect rules of 3 to 5 hints", e)
+	for _, s := range enginespec.All() {
+		if n := len(s.DialectHints); n < 3 || n > 5 {
+			t.Errorf("engine %s has %d dialect hints, not 3 to 5", s.Name, n)
+		}
+		if rules := dialectRules(s.Name); !strings.Contains(rules, s.Dialect) || !strings.Contains(rules, s.DialectHints[0]) {
+			t.Errorf("engine %s: the rules do not say its dialect and hints:\n%s", s.Name, rules)
 		}
 	}
 	header := agentHeader("x")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
@@ -20,46 +21,11 @@ import (
 // is cited in the same shape as every tool result.
 const citationRule = `Every claim must cite results you have already read (a result is citable from the turn after it arrives), as {"source":"artifact","correlationId":"<the id a tool result or the schema snapshot gave>"}, and state only figures they show or sums, differences, ratios and percentages of them.`
 
-// dialect is what the rules say about an engine: its name and a few hints
-// on what models most often get wrong in it.
-type dialect struct {
-	name  string
-	hints []string
-}
-
-// dialects holds every engine Sonde serves (a test holds it to that).
-var dialects = map[contracts.Engine]dialect{
-	contracts.EnginePostgres: {"PostgreSQL", []string{
-		"LIMIT n, not TOP",
-		"a name with capitals must be double-quoted exactly as the schema shows it (\"OrderDate\"); unquoted names fold to lower case",
-		"date_trunc('month', ts) and extract(year FROM ts) for dates; now() for the current time",
-		"ILIKE for a case-insensitive match; || joins strings; ::numeric casts",
-		"integer / integer truncates: divide by 1.0 * x or cast to numeric for ratios",
-	}},
-	contracts.EngineSQLite: {"SQLite", []string{
-		"LIMIT n, not TOP; no ILIKE (LIKE already ignores ASCII case)",
-		"dates are usually TEXT: strftime('%Y-%m', col) or substr(col, 1, 7), date('now') for today",
-		"IFNULL or COALESCE, not ISNULL; || joins strings",
-		"integer / integer truncates: multiply by 1.0 for ratios",
-	}},
-	contracts.EngineDuckDB: {"DuckDB", []string{
-		"LIMIT n, not TOP",
-		"date_trunc('month', ts), strftime(ts, '%Y-%m') and year(ts) for dates",
-		"ILIKE for a case-insensitive match; names are case-insensitive",
-		"/ divides exactly; // is integer division",
-	}},
-	contracts.EngineMSSQL: {"SQL Server (T-SQL)", []string{
-		"TOP (n) after SELECT, or ORDER BY … OFFSET 0 ROWS FETCH NEXT n ROWS ONLY; there is no LIMIT",
-		"[brackets] or double quotes around names that need quoting",
-		"DATEPART, DATEFROMPARTS and FORMAT(d, 'yyyy-MM') for dates; GETDATE() for now",
-		"ISNULL or COALESCE; + or CONCAT() joins strings",
-		"integer / integer truncates: multiply by 1.0 for ratios",
-	}},
-}
-
+// engineName is the dialect the rules name for engine e (engine.Spec.Dialect),
+// or its token when the list does not hold it.
 func engineName(e contracts.Engine) string {
-	if d, ok := dialects[e]; ok {
-		return d.name
+	if s, ok := enginespec.Lookup(e); ok {
+		return s.Dialect
 	}
 	return string(e)
 }
@@ -68,8 +34,8 @@ func engineName(e contracts.Engine) string {
 func dialectRules(e contracts.Engine) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The database is %s; write its dialect:", engineName(e))
-	if d, ok := dialects[e]; ok {
-		for _, h := range d.hints {
+	if s, ok := enginespec.Lookup(e); ok {
+		for _, h := range s.DialectHints {
 			b.WriteString("\n- ")
 			b.WriteString(h)
 		}
