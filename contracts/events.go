@@ -107,10 +107,12 @@ type Budget struct {
 	StatementTimeoutMs int64  `json:"statementTimeoutMs"`
 	MaxRows            int    `json:"maxRows"`
 	MaxBytes           int    `json:"maxBytes"`
-	ModelTurnTimeoutMs int64  `json:"modelTurnTimeoutMs"`
-	MaxRepairs         int    `json:"maxRepairs"`
-	ReportReserveTurns int    `json:"reportReserveTurns"`
-	ReportReserveMs    int64  `json:"reportReserveMs"`
+	// ModelTurnTimeoutMs bounds one model call: the orchestrator sends it,
+	// cut to the run's remaining time, as ModelTurnRequest.TimeoutMs.
+	ModelTurnTimeoutMs int64 `json:"modelTurnTimeoutMs"`
+	MaxRepairs         int   `json:"maxRepairs"`
+	ReportReserveTurns int   `json:"reportReserveTurns"`
+	ReportReserveMs    int64 `json:"reportReserveMs"`
 }
 
 // RunStarted is the header of every ledger: the run's fixed identity.

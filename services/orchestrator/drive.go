@@ -471,6 +471,18 @@ func (d *drive) statementTimeout(rec contracts.Record) int64 {
 	return max(t, 1)
 }
 
+// turnTimeout bounds one model call: the budget's ModelTurnTimeoutMs, cut to
+// what is left of the run's deadline. modelturn applies the smaller of it and
+// its own AGENT_MODEL_TURN_TIMEOUT_MS ceiling. A header recorded before the
+// budget carried the figure (zero) is bounded by the deadline alone.
+func (d *drive) turnTimeout() int64 {
+	t := d.remaining().Milliseconds()
+	if b := d.header.Budget.ModelTurnTimeoutMs; b > 0 {
+		t = min(t, b)
+	}
+	return t
+}
+
 // nextTurn takes the run's next model turn with tools and the notice the
 // record calls for. When the run cannot take one — the drive was stopped,
 // the run is out of time or turns, the model failed — over is set and err is
@@ -699,9 +711,7 @@ func (d *drive) askModel(ctx context.Context, req contracts.ModelTurnRequest) (c
 	var gone absence
 	lost := 0
 	for {
-		// modelturn bounds one call by its own AGENT_MODEL_TURN_TIMEOUT_MS
-		// (default: the budget's 90 s); the run's remaining time bounds it too.
-		req.TimeoutMs = d.remaining().Milliseconds()
+		req.TimeoutMs = d.turnTimeout()
 		reply, err := d.s.models.Turn(ctx, req)
 		var me *modelError
 		if err == nil || !errors.As(err, &me) || ctx.Err() != nil || d.remaining() <= 0 {
