@@ -251,29 +251,16 @@ func lexSQL(sql string) ([]token, bool) {
 			if c == '[' {
 				closer = ']'
 			}
-			var b strings.Builder
-			j := i + 1
-			for {
-				if j >= len(sql) {
-					return nil, false
-				}
-				if sql[j] == closer {
-					if j+1 < len(sql) && sql[j+1] == closer {
-						b.WriteByte(closer)
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(sql[j])
-				j++
+			text, next, ok := guard.ReadQuoted(sql, i, closer)
+			if !ok {
+				return nil, false
 			}
 			kind := byte('q')
 			if c == '\'' {
 				kind = 's'
 			}
-			out = append(out, token{kind: kind, text: b.String(), pos: i})
-			i = j + 1
+			out = append(out, token{kind: kind, text: text, pos: i})
+			i = next
 		case c == '$':
 			return nil, false // dollar quoting or a parameter: not an index on plain columns
 		case isWordByte(c):

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/guard"
 	guardduckdb "github.com/sondehq/sonde/pkg/guard/duckdb"
 	guardmssql "github.com/sondehq/sonde/pkg/guard/mssql"
@@ -19,6 +20,7 @@ import (
 
 // engine is one of the four readers with its dialect and default schema.
 type engine struct {
+	engine  contracts.Engine
 	name    string // as deepShapes' dialects
 	lex     guard.Lexicon
 	schema  string
@@ -70,11 +72,11 @@ func engines(t testing.TB) []engine {
 	}
 	t.Cleanup(func() { conn.Close(); ro.Close() })
 	return []engine{
-		{name: "pg", lex: guard.LexPostgres, schema: "public", reader: guardpg.Reader{}},
-		{name: "duckdb", lex: guard.LexDuckDB, schema: "main", reader: duckReader},
-		{name: "sqlite", lex: guard.LexSQLite, schema: "main",
+		{engine: contracts.EnginePostgres, name: "pg", lex: guard.LexPostgres, schema: "public", reader: guardpg.Reader{}},
+		{engine: contracts.EngineDuckDB, name: "duckdb", lex: guard.LexDuckDB, schema: "main", reader: duckReader},
+		{engine: contracts.EngineSQLite, name: "sqlite", lex: guard.LexSQLite, schema: "main",
 			reader: guardsqlite.Reader{Compiler: guardsqlite.ConnCompiler(context.Background(), conn)}},
-		{name: "mssql", lex: guard.LexTSQL, schema: "dbo", reader: guardmssql.Reader{}},
+		{engine: contracts.EngineMSSQL, name: "mssql", lex: guard.LexTSQL, schema: "dbo", reader: guardmssql.Reader{}},
 	}
 }
 
@@ -174,5 +176,36 @@ func TestShapeRefusalNamesTheLimit(t *testing.T) {
 				t.Errorf("%s: %.40q: %+v, want too_complex naming %d", e.name, q, ref, limit)
 			}
 		}
+	}
+}
+
+// TestReadersFollowTheirSpec: every engine the list (pkg/engine) declares
+// has a reader here, and what the reader reports of a statement's names is
+// the rule its spec declares — the rule readable patterns are checked under.
+func TestReadersFollowTheirSpec(t *testing.T) {
+	readers := map[contracts.Engine]engine{}
+	for _, e := range engines(t) {
+		readers[e.engine] = e
+	}
+	for _, spec := range enginespec.All() {
+		e, ok := readers[spec.Name]
+		if !ok {
+			t.Errorf("engine %s has no guard reader", spec.Name)
+			continue
+		}
+		if e.schema != spec.DefaultSchema {
+			t.Errorf("%s: the reader's default schema %q, the spec's %q", spec.Name, e.schema, spec.DefaultSchema)
+		}
+		st, ref := e.reader.Read("SELECT invoice_id FROM invoice")
+		if ref != nil {
+			t.Errorf("%s: %v", spec.Name, ref)
+			continue
+		}
+		if st.Names != spec.Names {
+			t.Errorf("%s: the reader compares names %v, the spec declares %v", spec.Name, st.Names, spec.Names)
+		}
+	}
+	if len(readers) != len(enginespec.All()) {
+		t.Errorf("%d readers for %d listed engines", len(readers), len(enginespec.All()))
 	}
 }

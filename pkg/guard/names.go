@@ -101,28 +101,15 @@ func splitName(s string, rule NameRule) ([]namePart, error) {
 		}
 		var part namePart
 		if closer, ok := quoteCloser(s[i], rule); ok {
-			var b strings.Builder
-			j := i + 1
-			for {
-				if j >= len(s) {
-					return nil, fmt.Errorf("table pattern %q has an unclosed %c", s, s[i])
-				}
-				if s[j] == closer {
-					if j+1 < len(s) && s[j+1] == closer {
-						b.WriteByte(closer)
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(s[j])
-				j++
+			text, next, closed := ReadQuoted(s, i, closer)
+			if !closed {
+				return nil, fmt.Errorf("table pattern %q has an unclosed %c", s, s[i])
 			}
-			part = namePart{text: b.String(), quoted: true}
-			if part.text == "" {
+			if text == "" {
 				return nil, fmt.Errorf("table pattern %q has an empty quoted part", s)
 			}
-			i = j + 1
+			part = namePart{text: text, quoted: true}
+			i = next
 		} else {
 			j := i
 			for j < len(s) && s[j] != '.' && !isSpace(s[j]) {
