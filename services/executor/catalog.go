@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/grounding"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
@@ -209,7 +210,7 @@ func (s *Service) inventory(ctx context.Context, cat engine.Cataloger, req *cont
 	if limit <= 0 || limit > contracts.DefaultInventoryObjects {
 		limit = contracts.DefaultInventoryObjects
 	}
-	l, err := list(ctx, cat, ereq, selectionOf(req), s.engine != contracts.EnginePostgres)
+	l, err := list(ctx, cat, ereq, selectionOf(req), enginespec.FoldsCase(s.engine))
 	if err != nil {
 		return contracts.Artifact{}, nil, l.cost, err
 	}
@@ -260,7 +261,7 @@ func inventoryRow(r contracts.Relation) []any {
 // of any size of database therefore answers; it is never result_too_large.
 func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contracts.ExecRequest, ereq engine.Request) (contracts.Artifact, string, engine.Catalog, error) {
 	sel := selectionOf(req)
-	l, err := list(ctx, cat, ereq, sel, s.engine != contracts.EnginePostgres)
+	l, err := list(ctx, cat, ereq, sel, enginespec.FoldsCase(s.engine))
 	if err != nil {
 		return contracts.Artifact{}, "", l.cost, err
 	}

@@ -9,8 +9,10 @@ import (
 	"unicode"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/grounding"
+	"github.com/sondehq/sonde/pkg/guard"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 )
@@ -73,7 +75,7 @@ func (s *Service) profileOp(ctx context.Context, eng engine.Engine, req *contrac
 			fmt.Sprintf("the %s executor cannot profile a table yet", s.engine),
 			"measure the table with run_read_query: count(*) and count(column) per column"))
 	}
-	fold := s.engine != contracts.EnginePostgres
+	fold := enginespec.FoldsCase(s.engine)
 	l, err := list(ctx, cat, ereq, selection{}, fold)
 	reply := func() contracts.ExecReply {
 		return contracts.ExecReply{DurationMs: l.cost.Duration.Milliseconds(), Statements: l.cost.Statements}
@@ -226,23 +228,12 @@ func splitSpelling(s string) (parts []string, quoted []bool) {
 				closer = ']'
 			}
 			q = true
-			j := i + 1
-			for {
-				if j >= len(s) {
-					return []string{s}, []bool{false}
-				}
-				if s[j] == closer {
-					if j+1 < len(s) && s[j+1] == closer {
-						part.WriteByte(closer)
-						j += 2
-						continue
-					}
-					break
-				}
-				part.WriteByte(s[j])
-				j++
+			text, next, ok := guard.ReadQuoted(s, i, closer)
+			if !ok {
+				return []string{s}, []bool{false}
 			}
-			i = j + 1
+			part.WriteString(text)
+			i = next
 			for i < len(s) && s[i] == ' ' {
 				i++
 			}
@@ -459,7 +450,7 @@ func findings(tp *contracts.TableProfile, rel contracts.Relation, eng contracts.
 				Detail: "a suspicion, not a finding of personal data: " + strings.Join(why, "; ")})
 		}
 	}
-	if eng != contracts.EngineDuckDB {
+	if spec, _ := enginespec.Lookup(eng); !spec.Capabilities.IndexesForeignKeys {
 		// DuckDB builds an index for every foreign key itself.
 		for _, fk := range rel.ForeignKeys {
 			if !leadsAnIndex(rel, fk.Columns) {

@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/guard"
 	"go.yaml.in/yaml/v3"
 )
@@ -67,12 +68,11 @@ type Connection struct {
 // Fields of a connection entry, as spelled in the file.
 var knownFields = []string{"id", "engine", "dsn", "agent_dsn", "path", "readable", "large_tables", "description"}
 
-// Engines lists the engines a connection may name.
-var Engines = []contracts.Engine{contracts.EnginePostgres, contracts.EngineSQLite, contracts.EngineDuckDB, contracts.EngineMSSQL}
-
-// FileEngine reports whether e reads a local file (path) rather than a server (dsn).
+// FileEngine reports whether e reads a local file (path) rather than a
+// server (dsn), as its engine.Spec says; false for an undeclared engine.
 func FileEngine(e contracts.Engine) bool {
-	return e == contracts.EngineSQLite || e == contracts.EngineDuckDB
+	s, ok := enginespec.Lookup(e)
+	return ok && s.FileBased
 }
 
 // Load reads and validates the connections file at path. Relative database
@@ -233,12 +233,13 @@ func (p *parser) connection(n *yaml.Node) (Connection, bool) {
 	case idErr != nil:
 		p.fail(lines["id"], "", "id", "%s; %s (the id is a NATS subject and key token)", idErr.Error(), idErr.Fix())
 	}
+	spec, known := enginespec.Lookup(c.Engine)
 	switch {
 	case fields["engine"] == nil:
 		p.fail(n.Line, named, "engine", "missing (one of %s)", engineList())
-	case !slices.Contains(Engines, c.Engine):
+	case !known:
 		p.fail(lines["engine"], named, "engine", "unknown engine %q (one of %s)", c.Engine, engineList())
-	case FileEngine(c.Engine):
+	case spec.FileBased:
 		if c.Path == "" {
 			p.fail(lineOr(lines, "path", n.Line), named, "path", "%s needs the path of its database file", c.Engine)
 		}
@@ -263,7 +264,8 @@ func (p *parser) connection(n *yaml.Node) (Connection, bool) {
 	}
 	// A pattern the engine's name rules cannot read would match nothing,
 	// silently: name it instead.
-	if rule, ok := nameRules[c.Engine]; ok {
+	if known {
+		rule := spec.Names
 		for i, pat := range c.Readable {
 			if err := guard.ValidatePattern(pat, rule); err != nil {
 				p.fail(lines["readable"], named, "readable", "entry %d: %v", i+1, err)
@@ -276,15 +278,6 @@ func (p *parser) connection(n *yaml.Node) (Connection, bool) {
 		}
 	}
 	return c, len(p.errs) == before
-}
-
-// nameRules is how each engine compares the names in readable patterns and
-// large-table keys (docs/guard.md).
-var nameRules = map[contracts.Engine]guard.NameRule{
-	contracts.EnginePostgres: guard.NamesExact,
-	contracts.EngineSQLite:   guard.NamesASCIIFold,
-	contracts.EngineDuckDB:   guard.NamesFold,
-	contracts.EngineMSSQL:    guard.NamesFold,
 }
 
 func (p *parser) scalar(id, field string, v *yaml.Node) (string, bool) {
@@ -343,8 +336,9 @@ func (p *parser) largeTables(id string, v *yaml.Node) map[string]string {
 }
 
 func engineList() string {
-	names := make([]string, len(Engines))
-	for i, e := range Engines {
+	engines := enginespec.Names()
+	names := make([]string, len(engines))
+	for i, e := range engines {
 		names[i] = string(e)
 	}
 	return strings.Join(names, ", ")

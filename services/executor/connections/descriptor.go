@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 )
 
 // Descriptor is what an executor publishes about c: id, engine, description
@@ -101,13 +102,8 @@ func serverIdentity(engine contracts.Engine, dsn string) (host, port, database, 
 			host, port = h, p
 		}
 	}
-	if port == "" {
-		switch engine {
-		case contracts.EnginePostgres:
-			port = "5432"
-		case contracts.EngineMSSQL:
-			port = "1433"
-		}
+	if s, ok := enginespec.Lookup(engine); ok && port == "" {
+		port = s.DefaultPort
 	}
 	return strings.ToLower(host), port, database, role
 }
