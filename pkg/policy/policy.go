@@ -53,6 +53,9 @@ type Workflow struct {
 	version            string
 	turns, statements  int
 	deadlineS, dbTimeS int64
+	// Label names the workflow for people (the console's choice of
+	// workflow).
+	Label string
 	// Goal says what a run of the workflow is for, in the rules of both
 	// modes.
 	Goal string
@@ -88,6 +91,7 @@ type Workflow struct {
 var Workflows = map[contracts.WorkflowType]Workflow{
 	contracts.WorkflowInvestigation: {
 		version: "agent-read-only.investigation.1", turns: 36, statements: 30, deadlineS: 450, dbTimeS: 90,
+		Label:           "Investigation",
 		Goal:            "answer the user's objective from what the database holds",
 		AgentTools:      with(),
 		AgentGuide:      "Read what the objective needs, then report what the results show.",
@@ -96,6 +100,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 	},
 	contracts.WorkflowQueryOptimization: {
 		version: "agent-read-only.query-optimization.1", turns: 36, statements: 30, deadlineS: 450, dbTimeS: 90,
+		Label:      "Query optimization",
 		Goal:       "make the user's query faster, from its plan and the schema",
 		AgentTools: with(ToolComparePlans, ToolRecommendChange),
 		AgentGuide: "Read the plan of the user's query with inspect_plan first: it shows how each table is reached (full scan or index) and the engine's estimates. " +
@@ -108,6 +113,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 	},
 	contracts.WorkflowDatabaseAssessment: {
 		version: "agent-read-only.database-assessment.1", turns: 48, statements: 45, deadlineS: 630, dbTimeS: 135,
+		Label:      "Database assessment",
 		Goal:       "assess what is wrong with the database: data quality, keys, indexes",
 		AgentTools: with(ToolProfileTable),
 		AgentGuide: "Profile the tables that matter with profile_table (the server counts rows, present values and, deeper, distinct values and personal-data shapes; it never reads a value) and weigh its findings: high_null, constant, low_cardinality, suspected_pii, fk_unindexed. " +
@@ -117,6 +123,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 	},
 	contracts.WorkflowOperations: {
 		version: "agent-read-only.operations.2", turns: 20, statements: 18, deadlineS: 360, dbTimeS: 80,
+		Label:      "Operations",
 		Goal:       "say what is happening on the server right now",
 		AgentTools: []string{ToolInspectOperations, ToolRecommendChange, ToolComposeReport},
 		AgentGuide: "Take readings with inspect_operations (sessions, slow-queries, table-stats, index-stats, storage, health); you write no SQL in this workflow. " +
@@ -130,6 +137,7 @@ var Workflows = map[contracts.WorkflowType]Workflow{
 	},
 	contracts.WorkflowDataAnalysis: {
 		version: "agent-read-only.data-analysis.1", turns: 60, statements: 42, deadlineS: 900, dbTimeS: 180,
+		Label:      "Data analysis",
 		Goal:       "answer an analytical question with a result shaped for a table or a chart",
 		AgentTools: with(ToolProfileTable, ToolPresentAnswer),
 		AgentGuide: "Find the table the question is about (profile_table gives row counts and how full each column is without reading values), shape one aggregate whose rows ARE the answer, " +

@@ -22,8 +22,8 @@ func TestEveryWorkflowIsAWholeRow(t *testing.T) {
 		if b.PolicyVersion == "" || b.MaxTurns <= 0 || b.MaxStatements <= 0 || b.DeadlineMs <= 0 || b.DBTimeMs <= 0 {
 			t.Errorf("%s: incomplete budget %+v", w, b)
 		}
-		if r.Goal == "" || r.PlanDeliverable == "" || r.PlanRule == "" {
-			t.Errorf("%s: goal %q, plan deliverable %q, plan rule %q", w, r.Goal, r.PlanDeliverable, r.PlanRule)
+		if r.Label == "" || r.Goal == "" || r.PlanDeliverable == "" || r.PlanRule == "" {
+			t.Errorf("%s: label %q, goal %q, plan deliverable %q, plan rule %q", w, r.Label, r.Goal, r.PlanDeliverable, r.PlanRule)
 		}
 		if !Supported(contracts.ModePlanning, w) {
 			t.Errorf("%s cannot be planned", w)
@@ -73,5 +73,24 @@ func TestEveryGuideNamesOnlyItsOwnTools(t *testing.T) {
 		if slices.Contains(r.AgentTools, ToolComparePlans) && !slices.Contains(r.AgentTools, ToolInspectPlan) {
 			t.Errorf("%s: compare_plans without inspect_plan can only ever refuse", w)
 		}
+	}
+}
+
+// TestDescribeIsTheTable: the workflows callers are told of are the table's
+// rows, every one, in contracts.WorkflowTypes' order, each as its row says.
+func TestDescribeIsTheTable(t *testing.T) {
+	ds := Describe()
+	if len(ds) != len(Workflows) || len(ds) != len(contracts.WorkflowTypes) {
+		t.Fatalf("described %d workflows, the table holds %d", len(ds), len(Workflows))
+	}
+	for i, d := range ds {
+		r := Workflows[d.Type]
+		if d.Type != contracts.WorkflowTypes[i] || d.Label != r.Label || d.Goal != r.Goal ||
+			d.Agent != (len(r.AgentTools) > 0) || d.AutoExecute != r.AutoExecute {
+			t.Errorf("described %+v, the row says %+v", d, r)
+		}
+	}
+	if got := List(nil, " or "); got != "investigation, query-optimization, database-assessment, operations or data-analysis" {
+		t.Errorf("List: %q", got)
 	}
 }
