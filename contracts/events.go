@@ -535,16 +535,14 @@ type FailureReason string
 
 // The failure reasons.
 const (
-	ReasonModelUnavailable       FailureReason = "model-unavailable"
-	ReasonModelRateLimited       FailureReason = "model-rate-limited"
-	ReasonModelUnauthorized      FailureReason = "model-unauthorized"
-	ReasonModelNotFound          FailureReason = "model-not-found"
-	ReasonModelContextExceeded   FailureReason = "model-context-exceeded"
-	ReasonModelTimeout           FailureReason = "model-timeout"
-	ReasonEngineUnsupported      FailureReason = "engine-unsupported"
-	ReasonConnectionUnresolvable FailureReason = "connection-unresolvable"
-	ReasonExecutorUnavailable    FailureReason = "executor-unavailable"
-	ReasonInternal               FailureReason = "internal"
+	ReasonModelUnavailable     FailureReason = "model-unavailable"
+	ReasonModelRateLimited     FailureReason = "model-rate-limited"
+	ReasonModelUnauthorized    FailureReason = "model-unauthorized"
+	ReasonModelNotFound        FailureReason = "model-not-found"
+	ReasonModelContextExceeded FailureReason = "model-context-exceeded"
+	ReasonModelTimeout         FailureReason = "model-timeout"
+	ReasonExecutorUnavailable  FailureReason = "executor-unavailable"
+	ReasonInternal             FailureReason = "internal"
 )
 
 // VerdictOutcome is whether a run answered.

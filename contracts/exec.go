@@ -17,14 +17,10 @@ type ExecOp string
 // The executor operations.
 const (
 	OpSchema     ExecOp = "schema"
-	OpStats      ExecOp = "stats"
 	OpRead       ExecOp = "read"
 	OpExplain    ExecOp = "explain"
 	OpProfile    ExecOp = "profile"
 	OpOperations ExecOp = "operations"
-	OpHandover   ExecOp = "handover"
-	OpDescribe   ExecOp = "describe"
-	OpTables     ExecOp = "tables"
 	// OpInventory reads the structured inventory (contracts.Inventory) of
 	// the connection's readable relations; the reply's artifact stores it.
 	OpInventory ExecOp = "inventory"

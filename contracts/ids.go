@@ -17,12 +17,8 @@ const (
 	IDConnection IDKind = "connection"
 	// IDRun: a run id (the ledger subject's last token, the lease key).
 	IDRun IDKind = "run"
-	// IDStep: a step id of an executor request (direct reads use one too).
-	IDStep IDKind = "step"
 	// IDCorrelation: an artifact's correlation id (part of its object key).
 	IDCorrelation IDKind = "correlation"
-	// IDActor: an actor id (the history subject's last token).
-	IDActor IDKind = "actor"
 )
 
 // MaxIDLength is the longest identifier CheckID accepts, in bytes. A NATS

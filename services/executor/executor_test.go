@@ -241,7 +241,7 @@ func TestExecRequestProblems(t *testing.T) {
 		req  func(*contracts.ExecRequest)
 		code string
 	}{
-		"unknown op":         {contracts.OpTables, nil, refuse.Unsupported},
+		"unknown op":         {contracts.ExecOp("tables"), nil, refuse.Unsupported},
 		"made-up op":         {"drop", nil, refuse.Unsupported},
 		"no connection":      {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "" }, refuse.BadRequest},
 		"unknown connection": {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "nope" }, refuse.UnknownConnection},
