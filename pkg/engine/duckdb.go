@@ -22,4 +22,9 @@ var duckdb = Spec{
 	DefaultSchema:  "main",
 	FileBased:      true,
 	Capabilities:   Capabilities{IndexesForeignKeys: true},
+	Safety: Safety{
+		Guard:    "DuckDB's own parser on a locked in-memory instance",
+		ReadOnly: "the file is opened read-only, with external access off and the configuration locked",
+		LastLine: "the file's permissions",
+	},
 }

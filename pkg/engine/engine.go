@@ -50,6 +50,21 @@ type Spec struct {
 	DefaultPort string
 	// Capabilities are what the engine's plans and catalog allow.
 	Capabilities Capabilities
+	// Safety says what holds a read to read-only on this engine, as the
+	// console shows it beside a connection (docs/security.md, "Per
+	// engine").
+	Safety Safety
+}
+
+// Safety is what holds a read to read-only on an engine, in three short
+// phrases a person reads.
+type Safety struct {
+	// Guard is what the guard reads a statement with.
+	Guard string
+	// ReadOnly is what holds a read to read-only below the guard.
+	ReadOnly string
+	// LastLine is what stops a write when everything above it fails.
+	LastLine string
 }
 
 // Capabilities are engine facts that change what Sonde concludes from a

@@ -55,6 +55,9 @@ func TestEverySpecIsWhole(t *testing.T) {
 		if got := s.Names.String(); got != "exact" && got != "fold" && got != "ascii-fold" {
 			t.Errorf("%s: name rule %v is not one the guard knows", name, s.Names)
 		}
+		if s.Safety.Guard == "" || s.Safety.ReadOnly == "" || s.Safety.LastLine == "" {
+			t.Errorf("%s: safety %+v: the console says all three", name, s.Safety)
+		}
 		if s.ServiceName() != contracts.QueueExecutorPrefix+name {
 			t.Errorf("%s: service name %q", name, s.ServiceName())
 		}

@@ -21,4 +21,9 @@ var mssql = Spec{
 	DialectAliases: []string{"mssql", "tsql", "t-sql", "sqlserver", "sql-server"},
 	DefaultSchema:  "dbo",
 	DefaultPort:    "1433",
+	Safety: Safety{
+		Guard:    "a reader of SQL Server's grammar, with a showplan check",
+		ReadOnly: "reads run in a snapshot transaction with ApplicationIntent=ReadOnly (not verified against a live server)",
+		LastLine: "the login the connection reads as",
+	},
 }

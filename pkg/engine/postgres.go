@@ -24,4 +24,9 @@ var postgres = Spec{
 	DefaultSchema:  "public",
 	DefaultPort:    "5432",
 	Capabilities:   Capabilities{WeighedReplay: true},
+	Safety: Safety{
+		Guard:    "PostgreSQL's own parser (libpg_query) and a catalog check of functions and operators",
+		ReadOnly: "every read runs in a READ ONLY transaction with default_transaction_read_only on, one statement per call",
+		LastLine: "the role the connection reads as",
+	},
 }

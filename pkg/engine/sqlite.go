@@ -22,4 +22,9 @@ var sqlite = Spec{
 	DefaultSchema:  "main",
 	FileBased:      true,
 	Capabilities:   Capabilities{WeighedReplay: true},
+	Safety: Safety{
+		Guard:    "SQLite's own compiler and authorizer",
+		ReadOnly: "the file is opened read-only (mode=ro) with query_only set, and the authorizer refuses writes at run time",
+		LastLine: "the file's permissions",
+	},
 }

@@ -93,6 +93,10 @@ func TestParseErrors(t *testing.T) {
 			[]string{`line 5: connection "a": readable: entry 1: table pattern "a.b.c" has 3 parts`}},
 		{"readable unclosed quote", "connections:\n  - id: a\n    engine: postgres\n    dsn: x\n    readable: ['public.\"Genre']\n",
 			[]string{`connection "a": readable: entry 1: table pattern`, "unclosed"}},
+		// Each engine's patterns are read by its spec's name rule: PostgreSQL
+		// quotes only with double quotes, so a [bracket] is no quote there.
+		{"readable brackets on postgres", "connections:\n  - id: a\n    engine: postgres\n    dsn: x\n    readable: ['[public].orders']\n",
+			[]string{`connection "a": readable: entry 1: table pattern "[public].orders"`, "cannot appear in an unquoted name"}},
 		{"large table bad key", "connections:\n  - id: a\n    engine: sqlite\n    path: x.db\n    large_tables:\n      main..events: day\n",
 			[]string{`line 5: connection "a": large_tables: table pattern "main..events" has an empty part`}},
 		{"two problems", "connections:\n  - id: a\n    engine: oracle\n  - id: b\n    engine: sqlite\n", []string{`"a": engine`, `"b": path`}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/verdict"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
@@ -63,14 +64,27 @@ var unmetCodes = []string{
 // the code to stand alone.
 func explainUnmet(code string) string { return verdict.Explain(code) }
 
+// engineWords is what the console shows of an engine: its label and what
+// holds a read to read-only there (engine.Spec's Label and Safety).
+type engineWords struct {
+	Label    string `json:"label"`
+	Guard    string `json:"guard"`
+	ReadOnly string `json:"readOnly"`
+	Last     string `json:"last"`
+}
+
 // words is words.js: globalThis.SondeWords = {stop: {reason: sentence},
-// unmet: {code: sentence}}. JSON as Go encodes it escapes <, > and &, so
-// no sentence can close the script.
+// unmet: {code: sentence}, engines: {engine: engineWords}}. JSON as Go
+// encodes it escapes <, > and &, so no sentence can close the script.
 var words = func() []byte {
 	w := struct {
-		Stop  map[string]string `json:"stop"`
-		Unmet map[string]string `json:"unmet"`
-	}{map[string]string{}, map[string]string{}}
+		Stop    map[string]string      `json:"stop"`
+		Unmet   map[string]string      `json:"unmet"`
+		Engines map[string]engineWords `json:"engines"`
+	}{map[string]string{}, map[string]string{}, map[string]engineWords{}}
+	for _, e := range enginespec.All() {
+		w.Engines[string(e.Name)] = engineWords{Label: e.Label, Guard: e.Safety.Guard, ReadOnly: e.Safety.ReadOnly, Last: e.Safety.LastLine}
+	}
 	for _, r := range api.StopReasons {
 		w.Stop[string(r)] = api.StopSentence(r)
 	}
@@ -83,7 +97,7 @@ var words = func() []byte {
 	if err != nil {
 		panic(err) // two maps of strings always encode
 	}
-	return []byte("// Sonde console: the sentences for stop reasons and shortfall codes, written by the gateway.\n" +
+	return []byte("// Sonde console: the sentences for stop reasons and shortfall codes and the engines' labels, written by the gateway.\n" +
 		"'use strict';\nglobalThis.SondeWords = Object.freeze(" + string(b) + ");\n")
 }()
 

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/sondehq/sonde/contracts"
+	enginespec "github.com/sondehq/sonde/pkg/engine"
 	"github.com/sondehq/sonde/pkg/verdict"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
@@ -214,9 +215,22 @@ func TestWordsNameEveryStopReason(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node: %v", err)
 	}
-	var got struct{ Stop, Unmet map[string]string }
+	var got struct {
+		Stop, Unmet map[string]string
+		Engines     map[string]engineWords
+	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
+	}
+	// Every listed engine, and no other, with its spec's words.
+	if len(got.Engines) != len(enginespec.All()) {
+		t.Errorf("words.js describes %d engines, the list holds %d", len(got.Engines), len(enginespec.All()))
+	}
+	for _, e := range enginespec.All() {
+		want := engineWords{Label: e.Label, Guard: e.Safety.Guard, ReadOnly: e.Safety.ReadOnly, Last: e.Safety.LastLine}
+		if got.Engines[string(e.Name)] != want {
+			t.Errorf("words.js describes %s as %+v, its spec as %+v", e.Name, got.Engines[string(e.Name)], want)
+		}
 	}
 	for _, r := range api.StopReasons {
 		if got.Stop[string(r)] != api.StopSentence(r) {

@@ -19,34 +19,10 @@
     { id: 'operations', label: 'Operations', autoExecute: false },
   ];
 
-  // What holds a read to read-only below the guard, per engine
-  // (docs/security.md, "Per engine").
-  const ENGINES = {
-    postgres: {
-      label: 'PostgreSQL',
-      guard: "PostgreSQL's own parser (libpg_query) and a catalog check of functions and operators",
-      readOnly: 'every read runs in a READ ONLY transaction with default_transaction_read_only on, one statement per call',
-      last: 'the role the connection reads as',
-    },
-    sqlite: {
-      label: 'SQLite',
-      guard: "SQLite's own compiler and authorizer",
-      readOnly: 'the file is opened read-only (mode=ro) with query_only set, and the authorizer refuses writes at run time',
-      last: "the file's permissions",
-    },
-    duckdb: {
-      label: 'DuckDB',
-      guard: "DuckDB's own parser on a locked in-memory instance",
-      readOnly: 'the file is opened read-only, with external access off and the configuration locked',
-      last: "the file's permissions",
-    },
-    mssql: {
-      label: 'SQL Server',
-      guard: "a reader of SQL Server's grammar, with a showplan check",
-      readOnly: 'reads run in a snapshot transaction with ApplicationIntent=ReadOnly (not verified against a live server)',
-      last: 'the login the connection reads as',
-    },
-  };
+  // Each engine's label and what holds a read to read-only below the guard
+  // (docs/security.md, "Per engine"): the engine specs (pkg/engine) as
+  // words.js, written by the gateway, carries them; the console keeps no copy.
+  const ENGINES = (globalThis.SondeWords && globalThis.SondeWords.engines) || {};
 
   // Labels for the capabilities a 422 refusal names; a name without a label
   // is not shown.
