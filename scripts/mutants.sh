@@ -164,12 +164,21 @@ m answer-profile-accepted "$orch" 'TestPresentAnswerRefusesAProfile' - \
 	"$wt" 'case st.Tool != policy.ToolRunReadQuery:' 'case st.Tool == policy.ToolInspectPlan:'
 m answer-recorded-twice "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
 	"$wt" 'if rec := d.record(); rec.Answer != nil {' 'if rec := d.record(); false && rec.Answer != nil {'
-m chart-numeric-unchecked "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
-	"$wt" 'if !numericColumn(art.Data, cols[n]) {' 'if false {'
-m chart-numeric-threshold-lowered "$orch" 'TestChartNumericThreshold' - \
-	"$wt" 'return present > 0 && numeric*5 > present*4' 'return present > 0 && numeric > 0'
-m chart-one-row-accepted "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
-	"$wt" 'if len(art.Data) < 2 {' 'if len(art.Data) < 1 {'
+# The one chart decision (pkg/chart): the server refuses what the rows
+# cannot carry, names each point it does not draw, and records the decision
+# with the answer; the CLI draws the recorded decision, not its own.
+m chart-numeric-unchecked ./pkg/chart/ 'TestDecideRefusesWhatTheRowsCannotCarry' - \
+	pkg/chart/chart.go 'if !numericColumn(art.Data, cols[n]) {' 'if false {'
+m chart-numeric-threshold-lowered ./pkg/chart/ 'TestChartNumericThreshold' - \
+	pkg/chart/chart.go 'return present > 0 && numeric*5 > present*4' 'return present > 0 && numeric > 0'
+m chart-one-row-accepted ./pkg/chart/ 'TestDecideRefusesWhatTheRowsCannotCarry' - \
+	pkg/chart/chart.go 'if len(art.Data) < 2 {' 'if len(art.Data) < 1 {'
+m chart-null-point-drawn ./pkg/chart/ 'TestALineWithOneNullIsDrawnWithoutIt' - \
+	pkg/chart/chart.go $'\tif v == nil {\n\t\treturn contracts.ChartDropNull, true\n\t}\n' ''
+m chart-decision-not-recorded "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
+	"$wt" 'Presentation: a.Presentation, Chart: decided,' 'Presentation: a.Presentation,'
+m cli-chart-decides-again ./services/sonde/internal/render/ 'TestPrintWorkflowAnswer' - \
+	services/sonde/internal/render/chart.go 'if decided == nil {' 'if true {'
 m compare-plans-accepts-a-read "$orch" 'TestComparePlansJoinsTheLedger' - \
 	"$wt" 'if st.Tool != policy.ToolInspectPlan || st.Status != contracts.StepCompleted || st.Artifact == nil {' 'if st.Status != contracts.StepCompleted || st.Artifact == nil {' \
 	"$wt" 'if !ok || ps.step.Plan == nil {' 'if !ok {'

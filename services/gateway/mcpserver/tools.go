@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
@@ -59,7 +60,7 @@ type explainIn struct {
 type startIn struct {
 	connectionIn
 	Objective     string `json:"objective" jsonschema:"what you want to know about the data, in a sentence or two"`
-	Workflow      string `json:"workflow,omitempty" jsonschema:"investigation (default), query-optimization, database-assessment, operations or data-analysis"`
+	Workflow      string `json:"workflow,omitempty"` // described from the workflow table (workflowDescription)
 	Mode          string `json:"mode,omitempty" jsonschema:"agent (default: the model reads the database) or planning (the model drafts a statement without running it)"`
 	PreviousRunID string `json:"previous_run_id,omitempty" jsonschema:"continue the conversation of an earlier run of yours"`
 }
@@ -68,6 +69,19 @@ type getRunIn struct {
 	RunID       string `json:"run_id" jsonschema:"the run_id start_investigation returned"`
 	WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds (0 to 120) for the run to finish before answering; 0 answers at once"`
 	CitedRows   *int   `json:"cited_rows,omitempty" jsonschema:"rows to show of each cited result, 0 to 50; 5 when left out"`
+}
+
+// workflowDescription describes start_investigation's workflow argument
+// from the workflow table (pkg/policy), never a copy of it.
+func workflowDescription(s *jsonschema.Schema) {
+	if p, ok := s.Properties["workflow"]; ok {
+		p.Description = policy.List(func(w contracts.WorkflowType) string {
+			if w == contracts.WorkflowInvestigation {
+				return string(w) + " (default)"
+			}
+			return string(w)
+		}, " or ")
+	}
 }
 
 // bound sets an integer property's inclusive range in a schema.
@@ -206,7 +220,7 @@ func (t *tools) register(s *mcp.Server) {
 		Description: "Hand a whole investigation to Sonde: its own model reads the database through the same guard, every step recorded in an audited ledger, " +
 			"and its report cites the results each claim rests on. Returns the run_id at once; read the outcome with get_run (wait_seconds waits for it).",
 		Annotations: &mcp.ToolAnnotations{Title: "Start an investigation", ReadOnlyHint: false, DestructiveHint: &f, OpenWorldHint: &f},
-	}, nil, func(ctx context.Context, b Backend, in startIn) (any, error) {
+	}, workflowDescription, func(ctx context.Context, b Backend, in startIn) (any, error) {
 		if err := in.check(); err != nil {
 			return nil, err
 		}

@@ -13,8 +13,10 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/gateway/client"
+	"github.com/sondehq/sonde/services/sonde/internal/render"
 )
 
 type askOptions struct {
@@ -39,8 +41,12 @@ func newAskCmd() *cobra.Command {
 		Long: `ask starts a run over the gateway's HTTP API, shows each step as it happens
 with the budget spent, and prints the report with its citations.
 
---workflow chooses what the run is for: investigation (the default),
-query-optimization, database-assessment, operations or data-analysis. ask
+--workflow chooses what the run is for: ` + policy.List(func(w contracts.WorkflowType) string {
+			if w == contracts.WorkflowInvestigation {
+				return string(w) + " (the default)"
+			}
+			return string(w)
+		}, " or ") + `. ask
 then prints what the workflow recorded: each plan read and plan comparison
 (estimates, never executed), each recommendation (recorded, never executed),
 each table profile, each operational reading (a moment, not a history) and
@@ -83,14 +89,9 @@ answering; the run goes on after 4.`,
 	return cmd
 }
 
-// workflowList names the workflow types a run may be started with.
-func workflowList() string {
-	names := make([]string, len(contracts.WorkflowTypes))
-	for i, w := range contracts.WorkflowTypes {
-		names[i] = string(w)
-	}
-	return strings.Join(names, ", ")
-}
+// workflowList names the workflow types a run may be started with, from
+// the workflow table.
+func workflowList() string { return policy.List(nil, ", ") }
 
 func ask(ctx context.Context, out io.Writer, o askOptions, objective string) error {
 	if o.workflow == "" {
@@ -309,7 +310,7 @@ func (p *progress) entry(e contracts.Entry) {
 		case v.Outcome == contracts.OutcomeOK && v.Artifact != nil:
 			p.printf("    ✓ %s: %d rows, %d columns, %d ms\n", v.Artifact.CorrelationID, v.Artifact.Rows, len(v.Artifact.Columns), v.DurationMs)
 			if v.Plan != nil {
-				p.printf("      plan: %s\n", planLine(v.Plan))
+				p.printf("      plan: %s\n", render.PlanLine(v.Plan))
 			}
 		case v.Outcome == contracts.OutcomeError && v.DBError != nil:
 			p.printf("    ✗ database error (%s)\n", v.DBError.Class)
@@ -322,11 +323,11 @@ func (p *progress) entry(e contracts.Entry) {
 	case *contracts.ClosingStatement:
 		p.printf("  … turn %d: %s\n", v.Turn, oneLine(v.Text, 120))
 	case *contracts.PlanComparison:
-		p.printf("  ✓ plans compared: %s → %s (estimates, not executed)\n", clip(v.Before, 80), clip(v.After, 80))
+		p.printf("  ✓ plans compared: %s → %s (estimates, not executed)\n", render.Clip(v.Before, 80), render.Clip(v.After, 80))
 	case *contracts.Recommendation:
-		p.printf("  ✓ %s recommendation recorded, never executed\n", clip(v.Kind, 20))
+		p.printf("  ✓ %s recommendation recorded, never executed\n", render.Clip(v.Kind, 20))
 	case *contracts.TableProfiled:
-		line := fmt.Sprintf("  ✓ table profiled: %s (%s)", clip(v.Table, 80), clip(v.Depth, 20))
+		line := fmt.Sprintf("  ✓ table profiled: %s (%s)", render.Clip(v.Table, 80), render.Clip(v.Depth, 20))
 		if v.Profile != nil {
 			line += fmt.Sprintf(": %d rows, %d columns, %d findings", v.Profile.Rows, len(v.Profile.Columns), len(v.Profile.Findings))
 		}
@@ -334,11 +335,11 @@ func (p *progress) entry(e contracts.Entry) {
 	case *contracts.AnswerComposed:
 		how := "table"
 		if c := v.Presentation.Chart; v.Presentation.Kind == contracts.PresentChart && c != nil {
-			how = clip(c.Type, 20) + " chart"
+			how = render.Clip(c.Type, 20) + " chart"
 		}
-		line := fmt.Sprintf("  ✓ answer presented: %s of %s", how, clip(v.CorrelationID, 80))
+		line := fmt.Sprintf("  ✓ answer presented: %s of %s", how, render.Clip(v.CorrelationID, 80))
 		if v.Handover != "" {
-			line += ", handover " + clip(string(v.Handover), 20)
+			line += ", handover " + render.Clip(string(v.Handover), 20)
 		}
 		p.printf("%s\n", line)
 	case *contracts.ReportComposed:
@@ -366,10 +367,10 @@ func budgetLine(r contracts.Record) string {
 // report, each claim with the verifier's check of its figures; then the
 // question the run stopped on, with the command that answers it through
 // server; then its status and verdict, each unmet code in words.
-func printReport(out io.Writer, r contracts.Record, fetch artifactSource, server string) {
+func printReport(out io.Writer, r contracts.Record, fetch render.Source, server string) {
 	fmt.Fprintln(out)
 	if r.Mode != contracts.ModePlanning {
-		printWorkflow(out, r, fetch)
+		render.Workflow(out, r, fetch)
 	}
 	switch {
 	case r.Mode == contracts.ModePlanning:
@@ -386,7 +387,7 @@ func printReport(out io.Writer, r contracts.Record, fetch artifactSource, server
 		}
 		checks := claimChecks(r.GoalVerdict)
 		for i, c := range r.Report {
-			fmt.Fprintf(out, "%2d. %s\n", i+1, cleanLines(c.Text))
+			fmt.Fprintf(out, "%2d. %s\n", i+1, render.CleanLines(c.Text))
 			for _, ref := range c.Evidence {
 				switch ref.Source {
 				case contracts.EvidenceArtifact:
@@ -423,14 +424,14 @@ func printPlan(out io.Writer, r contracts.Record) {
 			return
 		}
 		fmt.Fprintln(out, "Plan")
-		fmt.Fprintln(out, cleanLines(strings.TrimSpace(r.Closing)))
+		fmt.Fprintln(out, render.CleanLines(strings.TrimSpace(r.Closing)))
 		return
 	}
-	fmt.Fprintf(out, "Drafted statement (%s, not run)\n\n%s\n\n", p.Dialect, cleanLines(p.SQL))
+	fmt.Fprintf(out, "Drafted statement (%s, not run)\n\n%s\n\n", p.Dialect, render.CleanLines(p.SQL))
 	if p.ReadOnly {
 		fmt.Fprintln(out, "Guard: read-only; Sonde would run it as written.")
 	} else if p.Refusal != nil {
-		fmt.Fprintf(out, "Guard: refused (%s): %s\n  fix: %s\n", p.Refusal.Code, p.Refusal.Reason, p.Refusal.Fix)
+		fmt.Fprintf(out, "Guard: refused (%s): %s\n  fix: %s\n", p.Refusal.Code, p.Refusal.Message, p.Refusal.Fix)
 	} else {
 		fmt.Fprintln(out, "Guard: not classified (the guard could not be asked).")
 	}
@@ -463,7 +464,7 @@ func printPlan(out io.Writer, r contracts.Record) {
 // oneLine is s on one line, its control characters escaped (clean), cut
 // after n runes with a marker.
 func oneLine(s string, n int) string {
-	s = clean(strings.Join(strings.Fields(s), " "))
+	s = render.Clean(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"
 	}

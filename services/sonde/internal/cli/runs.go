@@ -14,6 +14,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/gateway/client"
+	"github.com/sondehq/sonde/services/sonde/internal/render"
 )
 
 type runsOptions struct {
@@ -270,7 +271,7 @@ func runsArtifact(ctx context.Context, out io.Writer, o runsOptions, runID, corr
 // printRecord prints a run's record: what it was, what it spent, each step
 // with its status and result, then the report with its citations, the status
 // and the verdict (printReport: server is where a question is answered).
-func printRecord(out io.Writer, r contracts.Record, fetch artifactSource, server string) {
+func printRecord(out io.Writer, r contracts.Record, fetch render.Source, server string) {
 	fmt.Fprintf(out, "Run %s · %s %s on connection %q\n", r.RunID, r.Mode, r.WorkflowType, r.ConnectionID)
 	fmt.Fprintf(out, "Objective: %s\n", r.Objective)
 	when := "Started " + r.StartedAt.Local().Format(time.DateTime)
@@ -317,7 +318,7 @@ func printRecord(out io.Writer, r contracts.Record, fetch artifactSource, server
 			}
 		}
 		if s.Refusal != nil {
-			fmt.Fprintf(out, "    refused (%s): %s\n", s.Refusal.Code, oneLine(s.Refusal.Reason, 120))
+			fmt.Fprintf(out, "    refused (%s): %s\n", s.Refusal.Code, oneLine(s.Refusal.Message, 120))
 		}
 		if s.DBError != nil {
 			fmt.Fprintf(out, "    database error (%s): %s\n", s.DBError.Class, oneLine(s.DBError.Message, 120))

@@ -16,6 +16,7 @@ import (
 	"github.com/sondehq/sonde/pkg/grounding"
 	"github.com/sondehq/sonde/services/gateway/api"
 	"github.com/sondehq/sonde/services/gateway/client"
+	"github.com/sondehq/sonde/services/sonde/internal/render"
 )
 
 type tablesOptions struct {
@@ -95,7 +96,7 @@ func printTables(out io.Writer, page api.TablesResponse, pattern string, last bo
 	for _, t := range page.Tables {
 		rows := "-"
 		if t.Rows != nil {
-			rows = number(*t.Rows)
+			rows = render.Number(*t.Rows)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(t.Schema), cell(t.Name), cell(t.Kind), rows)
 	}
@@ -201,7 +202,7 @@ func explainCmd(ctx context.Context, out, errOut io.Writer, o tablesOptions, con
 	if o.jsonOut {
 		return printJSON(out, res)
 	}
-	fmt.Fprintf(out, "Plan (estimates, not executed): %s\n", planLine(&res.Plan))
+	fmt.Fprintf(out, "Plan (estimates, not executed): %s\n", render.PlanLine(&res.Plan))
 	if res.Plan.Note != "" {
 		fmt.Fprintf(out, "Note: %s\n", oneLine(res.Plan.Note, 300))
 	}
@@ -218,7 +219,7 @@ func refusalOf(err error) func(out, errOut io.Writer, jsonOut bool) error {
 		return nil
 	}
 	return func(out, errOut io.Writer, jsonOut bool) error {
-		return printRefusal(out, errOut, jsonOut, &contracts.Refusal{Code: ae.Code, Reason: ae.Message, Fix: ae.Fix})
+		return printRefusal(out, errOut, jsonOut, &contracts.Refusal{Code: ae.Code, Message: ae.Message, Fix: ae.Fix})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/verdict"
 	"github.com/sondehq/sonde/services/gateway/api"
+	"github.com/sondehq/sonde/services/sonde/internal/render"
 )
 
 // figuresLine is the verifier's check of one claim's figures on one line:
@@ -17,8 +18,8 @@ import (
 func figuresLine(c contracts.ClaimCheck) string {
 	parts := make([]string, 0, len(c.Figures))
 	for _, f := range c.Figures {
-		text := clip(f.Text, 60)
-		src := clip(f.Source, 80)
+		text := render.Clip(f.Text, 60)
+		src := render.Clip(f.Source, 80)
 		switch f.Status {
 		case contracts.FigureFound:
 			parts = append(parts, fmt.Sprintf("%s found in %s", text, src))
@@ -28,13 +29,13 @@ func figuresLine(c contracts.ClaimCheck) string {
 				s += " from " + src
 			}
 			if f.How != "" {
-				s += " (" + clip(f.How, 120) + ")"
+				s += " (" + render.Clip(f.How, 120) + ")"
 			}
 			parts = append(parts, s)
 		case contracts.FigureUnverified:
 			parts = append(parts, fmt.Sprintf("%s NOT FOUND in the results it cites", text))
 		default:
-			parts = append(parts, fmt.Sprintf("%s %s", text, clip(string(f.Status), 30)))
+			parts = append(parts, fmt.Sprintf("%s %s", text, render.Clip(string(f.Status), 30)))
 		}
 	}
 	return "figures: " + strings.Join(parts, "; ")
@@ -101,7 +102,7 @@ func printQuestion(out io.Writer, r contracts.Record, server string) {
 		fmt.Fprintln(out, "  (the model's question was not recorded)")
 	} else {
 		for _, l := range strings.Split(q, "\n") {
-			fmt.Fprintf(out, "  > %s\n", clean(l))
+			fmt.Fprintf(out, "  > %s\n", render.Clean(l))
 		}
 	}
 	fmt.Fprintln(out, "Answer it by continuing the conversation (your answer is the objective):")
@@ -138,5 +139,5 @@ func shellWord(s string) string {
 	if plain {
 		return s
 	}
-	return "'" + strings.ReplaceAll(clean(s), "'", `'\''`) + "'"
+	return "'" + strings.ReplaceAll(render.Clean(s), "'", `'\''`) + "'"
 }

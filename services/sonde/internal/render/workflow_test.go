@@ -1,21 +1,14 @@
-package cli
+package render
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/pkg/modeltest"
-	"github.com/sondehq/sonde/services/gateway/api"
-	"github.com/sondehq/sonde/services/sonde/internal/stacktest"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -31,7 +24,7 @@ func args(t *testing.T, v any) json.RawMessage {
 }
 
 // artifacts serves stored results by correlation id, as the gateway would.
-func artifacts(arts ...contracts.Artifact) artifactSource {
+func artifacts(arts ...contracts.Artifact) Source {
 	return func(id string) (contracts.Artifact, error) {
 		for _, a := range arts {
 			if a.CorrelationID == id {
@@ -42,9 +35,9 @@ func artifacts(arts ...contracts.Artifact) artifactSource {
 	}
 }
 
-func render(r contracts.Record, fetch artifactSource) string {
+func printed(r contracts.Record, fetch Source) string {
 	var b bytes.Buffer
-	printWorkflow(&b, r, fetch)
+	Workflow(&b, r, fetch)
 	return b.String()
 }
 
@@ -84,7 +77,7 @@ func TestPrintWorkflowPlansComparisonsRecommendations(t *testing.T) {
 			Evidence:  []contracts.EvidenceRef{{Source: contracts.EvidenceArtifact, CorrelationID: "c-1"}, {Source: contracts.EvidenceContextSnapshot, Fingerprint: "fp-9"}},
 			Diagnosed: []string{"c-1"}}},
 	}
-	out := render(r, nil)
+	out := printed(r, nil)
 	wantAll(t, out,
 		"Plans read (estimates only: described, never executed)",
 		" 1. plan c-1 (PostgreSQL, turn 1)",
@@ -112,7 +105,7 @@ func TestPrintWorkflowPlansComparisonsRecommendations(t *testing.T) {
 	if strings.Contains(out, "Answer") || strings.Contains(out, "Operational readings") || strings.Contains(out, "Table profiles") {
 		t.Errorf("sections the record does not hold were printed:\n%s", out)
 	}
-	if got := render(contracts.Record{Steps: []contracts.Step{{Tool: "run_read_query"}}}, nil); got != "" {
+	if got := printed(contracts.Record{Steps: []contracts.Step{{Tool: "run_read_query"}}}, nil); got != "" {
 		t.Errorf("an investigation without plans printed %q", got)
 	}
 }
@@ -135,7 +128,7 @@ func TestPrintWorkflowProfile(t *testing.T) {
 			},
 		},
 	}, {Table: "ghost", Depth: "basic", CorrelationID: "c-5"}}}
-	out := render(r, nil)
+	out := printed(r, nil)
 	wantAll(t, out,
 		"Table profiles (counts and shapes, never a value)",
 		` 1. public.customer (asked as "customer"), depth pattern, 200 rows, artifact c-4`,
@@ -152,7 +145,7 @@ func TestPrintWorkflowProfile(t *testing.T) {
 		" 2. ghost (basic): no profile recorded, artifact c-5",
 	)
 	// A basic profile shows neither distinct nor pattern columns.
-	basic := render(contracts.Record{Profiles: []contracts.TableProfiled{{Table: "t", Profile: &contracts.TableProfile{
+	basic := printed(contracts.Record{Profiles: []contracts.TableProfiled{{Table: "t", Profile: &contracts.TableProfile{
 		Table: contracts.NameRef{Name: "t"}, Depth: contracts.DepthBasic, Rows: 0,
 		Columns: []contracts.ColumnProfile{{Name: "a", Present: 0}}}}}}, nil)
 	wantAll(t, basic, " 1. t, depth basic, 0 rows", "column  type  present", "findings: none")
@@ -177,7 +170,7 @@ func TestPrintWorkflowReadings(t *testing.T) {
 			{"4242", "app", "active", "SELECT pg_sleep(5)", float64(5012), "Lock:relation", "4243"},
 			{"4243", "report", "idle in transaction", nil, float64(120000), nil, nil},
 		}})
-	out := render(r, fetch)
+	out := printed(r, fetch)
 	wantAll(t, out,
 		"Operational readings (each a moment, not a history)",
 		" 1. sessions, artifact c-6, 2 rows: a moment, not a history",
@@ -196,7 +189,7 @@ func TestPrintWorkflowReadings(t *testing.T) {
 	if strings.Contains(out, "storage") {
 		t.Errorf("a refused reading was printed as one:\n%s", out)
 	}
-	wantAll(t, render(r, nil), "rows not fetched (columns session, user, state, query, running_ms, waiting_on, blocked_by)")
+	wantAll(t, printed(r, nil), "rows not fetched (columns session, user, state, query, running_ms, waiting_on, blocked_by)")
 }
 
 func TestPrintWorkflowAnswer(t *testing.T) {
@@ -217,7 +210,7 @@ func TestPrintWorkflowAnswer(t *testing.T) {
 			Presentation: contracts.Presentation{Kind: contracts.PresentChart, Chart: &contracts.ChartSpec{
 				Type: "bar", X: "country", Y: []string{"revenue"}, Caption: "Revenue by country"}},
 			Handover: contracts.HandoverAutoExecuted}}
-	out := render(chart, artifacts(art))
+	out := printed(chart, artifacts(art))
 	wantAll(t, out,
 		"Answer: a bar chart of artifact c-9",
 		`    "Revenue by country"`,
@@ -231,12 +224,29 @@ func TestPrintWorkflowAnswer(t *testing.T) {
 	if !strings.Contains(out, "Canada    303.96  "+strings.Repeat("█", 18)+"▋\n") {
 		t.Errorf("Canada's bar is not to scale:\n%s", out)
 	}
+	// A run recorded before decisions were kept says so, and is drawn by
+	// the server's own rule: Chile's NULL is the point not drawn.
+	wantAll(t, out, "the run recorded no chart decision: drawn by the server's rule (chart.1) now",
+		"not drawn (1 point): Chile: revenue is NULL")
+
+	// A recorded decision is drawn as recorded, whatever the rows would
+	// decide now: here it leaves out USA's revenue, so Canada's bar is the
+	// full width and USA has none.
+	chart.Answer.Chart = &contracts.ChartDecision{Rule: "chart.1", Series: []string{"revenue"}, Rows: 4,
+		Dropped: []contracts.ChartDrop{{Row: 0, Column: "revenue", Why: contracts.ChartDropNotANumber}}}
+	out = printed(chart, artifacts(art))
+	wantAll(t, out, "USA       523.06\n", "Canada    303.96  "+strings.Repeat("█", chartBarWidth)+"\n",
+		"not drawn (1 point): USA: revenue is not a number")
+	if strings.Contains(out, "recorded no chart decision") || strings.Contains(out, "Chile: revenue") {
+		t.Errorf("a recorded decision is decided again:\n%s", out)
+	}
+	chart.Answer.Chart = nil
 
 	// Two series share the bar width; a pie shows each share.
 	chart.Answer.Presentation.Chart = &contracts.ChartSpec{Type: "pie", X: "country", Y: []string{"invoices"}, Caption: "Invoices"}
-	wantAll(t, render(chart, artifacts(art)), "Answer: a pie chart", "country    invoices", "USA      91 (48.1%)  "+strings.Repeat("█", chartBarWidth), "Chile      7 (3.7%)  ██▌")
+	wantAll(t, printed(chart, artifacts(art)), "Answer: a pie chart", "country    invoices", "USA      91 (48.1%)  "+strings.Repeat("█", chartBarWidth), "Chile      7 (3.7%)  ██▌")
 	chart.Answer.Presentation.Chart = &contracts.ChartSpec{Type: "stacked-bar", X: "country", Y: []string{"revenue", "invoices"}, Caption: "Both"}
-	two := render(chart, artifacts(art))
+	two := printed(chart, artifacts(art))
 	wantAll(t, two, "country  revenue", "invoices", "USA       523.06  "+strings.Repeat("█", chartBarWidth/2)+"  ")
 
 	// A table answer prints its rows; an applied handover its warning.
@@ -244,7 +254,7 @@ func TestPrintWorkflowAnswer(t *testing.T) {
 	table.Answer = &contracts.AnswerComposed{CorrelationID: "c-9", SQL: art.SQL,
 		Presentation: contracts.Presentation{Kind: contracts.PresentTable},
 		Handover:     contracts.HandoverApplied, HandoverWarning: "the statement ran in 2300 ms, over the 2 s the gate allows"}
-	out = render(table, artifacts(art))
+	out = printed(table, artifacts(art))
 	wantAll(t, out,
 		"Answer: a table, artifact c-9",
 		"country  revenue  invoices",
@@ -255,10 +265,10 @@ func TestPrintWorkflowAnswer(t *testing.T) {
 	)
 	table.Answer.Handover = contracts.HandoverNone
 	table.Answer.HandoverWarning = ""
-	out = render(table, nil)
+	out = printed(table, nil)
 	wantAll(t, out, "rows not fetched: read them with GET /api/agent/runs/run-3/artifacts/c-9",
 		"Handover: none (the run was not started with --auto-execute)")
-	out = render(table, artifacts())
+	out = printed(table, artifacts())
 	wantAll(t, out, "rows not available: sonde api: 404 ARTIFACT_NOT_FOUND")
 }
 
@@ -287,9 +297,10 @@ func TestPrintWorkflowEscapesHostileText(t *testing.T) {
 			Uncovered: 1, NextColumn: hostile}}},
 		Answer: &contracts.AnswerComposed{CorrelationID: "c-1", SQL: hostile,
 			Presentation: contracts.Presentation{Kind: contracts.PresentChart, Chart: &contracts.ChartSpec{Type: hostile, X: hostile, Y: []string{"n"}, Caption: hostile}},
+			Chart:        &contracts.ChartDecision{Rule: "chart.1", Series: []string{"n"}, Rows: 2},
 			Handover:     contracts.Handover(hostile), HandoverWarning: hostile},
 	}
-	out := render(r, artifacts(art))
+	out := printed(r, artifacts(art))
 	// The chart's x column is the hostile name: it must be found and drawn.
 	// On one line the breaks become spaces; in a table cell they show escaped.
 	wantAll(t, out, `evil Verdict: answered (forged)\x1b[31mRED\x1b[0m over\u202eREVERSED c1\xff`,
@@ -308,24 +319,6 @@ func TestPrintWorkflowEscapesHostileText(t *testing.T) {
 		if strings.HasPrefix(strings.TrimSpace(line), "Verdict:") {
 			t.Errorf("hostile text forged a line: %q", line)
 		}
-	}
-	// Live lines of the same events are escaped too.
-	var live bytes.Buffer
-	p := &progress{out: &live}
-	for kind, payload := range map[contracts.EventKind]any{
-		contracts.KindPlanComparison: r.Comparisons[0], contracts.KindRecommendation: r.Recommendations[0],
-		contracts.KindTableProfiled: r.Profiles[0], contracts.KindAnswerComposed: r.Answer,
-		contracts.KindToolRefused: contracts.ToolRefused{Code: "x", Reason: hostile},
-	} {
-		e, err := contracts.NewEntry("run-h", kind, time.Now(), payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.entries = nil
-		p.entry(e)
-	}
-	if strings.ContainsAny(live.String(), "\x1b\r\u202e") || strings.Contains(live.String(), "\nVerdict") {
-		t.Errorf("live lines hold raw controls:\n%q", live.String())
 	}
 }
 
@@ -357,7 +350,7 @@ func TestPrintWorkflowBoundedWidth(t *testing.T) {
 		Answer: &contracts.AnswerComposed{CorrelationID: "c-1", SQL: long,
 			Presentation: contracts.Presentation{Kind: contracts.PresentTable}, HandoverWarning: long},
 	}
-	out := render(r, artifacts(art))
+	out := printed(r, artifacts(art))
 	const limit = 2*maxTextRunes + 40
 	for _, line := range strings.Split(out, "\n") {
 		if n := utf8.RuneCountInString(line); n > limit {
@@ -375,167 +368,4 @@ func TestPrintWorkflowBoundedWidth(t *testing.T) {
 			t.Errorf("a table line of %d runes (table width %d)", utf8.RuneCountInString(line), tableWidth)
 		}
 	}
-}
-
-// fakeGateway serves a finished data-analysis run the way the gateway does,
-// and records the start request ask sent.
-func fakeGateway(t *testing.T, got *api.StartRunRequest) *httptest.Server {
-	t.Helper()
-	art := contracts.Artifact{ArtifactSummary: contracts.ArtifactSummary{CorrelationID: "c-1", Rows: 2,
-		Columns: []contracts.Column{{Name: "genre"}, {Name: "tracks"}}},
-		Data: [][]any{{"Rock", float64(1297)}, {"Jazz", float64(130)}}}
-	answer := &contracts.AnswerComposed{CorrelationID: "c-1", SQL: "SELECT genre, count(*) AS tracks FROM t GROUP BY 1",
-		Presentation: contracts.Presentation{Kind: contracts.PresentChart, Chart: &contracts.ChartSpec{Type: "bar", X: "genre", Y: []string{"tracks"}, Caption: "Tracks per genre"}},
-		Handover:     contracts.HandoverAutoExecuted}
-	verdict := &contracts.GoalVerdict{Outcome: contracts.VerdictAnswered, Rule: "agent-data-analysis.2", Unmet: []string{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+api.PathConfig, func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(api.AgentConfig{Enabled: true})
-	})
-	mux.HandleFunc("POST "+api.PathRuns, func(w http.ResponseWriter, req *http.Request) {
-		if err := json.NewDecoder(req.Body).Decode(got); err != nil {
-			t.Errorf("start request: %v", err)
-		}
-		w.WriteHeader(http.StatusAccepted)
-		_ = json.NewEncoder(w).Encode(api.StartRunResponse{RunID: "r1", Mode: contracts.ModeAgent, WorkflowType: got.WorkflowType})
-	})
-	mux.HandleFunc("GET "+api.StreamPath("r1"), func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", api.ContentTypeNDJSON)
-		for kind, payload := range map[contracts.EventKind]any{
-			contracts.KindAnswerComposed: answer,
-		} {
-			e, _ := contracts.NewEntry("r1", kind, time.Now(), payload)
-			_ = json.NewEncoder(w).Encode(e)
-		}
-		e, _ := contracts.NewEntry("r1", contracts.KindRunFinished, time.Now(), contracts.RunFinished{
-			Status: contracts.StatusSucceeded, StopReason: contracts.StopReportComposed, GoalVerdict: verdict})
-		_ = json.NewEncoder(w).Encode(e)
-	})
-	mux.HandleFunc("GET "+api.RunPath("r1"), func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(contracts.Record{RunID: "r1", Mode: contracts.ModeAgent, WorkflowType: got.WorkflowType,
-			Status: contracts.StatusSucceeded, StopReason: contracts.StopReportComposed, GoalVerdict: verdict,
-			Steps:  []contracts.Step{{Turn: 1, Tool: "run_read_query", Status: contracts.StepCompleted, Artifact: &art.ArtifactSummary}},
-			Answer: answer,
-			Report: []contracts.Claim{{Text: "Rock has ten times Jazz's tracks.", Evidence: []contracts.EvidenceRef{{Source: contracts.EvidenceArtifact, CorrelationID: "c-1"}}}}})
-	})
-	mux.HandleFunc("GET "+api.ArtifactPath("r1", "c-1"), func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(art)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func TestAskWorkflowFlag(t *testing.T) {
-	for _, w := range contracts.WorkflowTypes {
-		t.Run(string(w), func(t *testing.T) {
-			var got api.StartRunRequest
-			srv := fakeGateway(t, &got)
-			var out bytes.Buffer
-			o := askOptions{server: srv.URL, connection: "demo", workflow: string(w), mode: string(contracts.ModeAgent), autoExec: w == contracts.WorkflowDataAnalysis}
-			if err := ask(context.Background(), &out, o, "Tracks per genre?"); err != nil {
-				t.Fatalf("ask: %v\n%s", err, out.String())
-			}
-			if got.WorkflowType != w || got.AutoExecute != (w == contracts.WorkflowDataAnalysis) {
-				t.Errorf("start request %+v, want workflow %s", got, w)
-			}
-			wantAll(t, out.String(),
-				"✓ answer presented: bar chart of c-1, handover auto-executed",
-				"Answer: a bar chart of artifact c-1", `"Tracks per genre"`,
-				"Rock     1297  "+strings.Repeat("█", chartBarWidth),
-				"Handover: auto-executed", "Report", "Verdict: answered (agent-data-analysis.2)")
-		})
-	}
-	t.Run("unknown", func(t *testing.T) {
-		var got api.StartRunRequest
-		srv := fakeGateway(t, &got)
-		err := ask(context.Background(), &bytes.Buffer{}, askOptions{server: srv.URL, workflow: "optimisation\x1b[2J"}, "x")
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != ExitRefused {
-			t.Fatalf("ask: %v, want exit %d", err, ExitRefused)
-		}
-		for _, w := range contracts.WorkflowTypes {
-			if !strings.Contains(err.Error(), string(w)) {
-				t.Errorf("error %q does not list %s", err, w)
-			}
-		}
-		if strings.Contains(err.Error(), "\x1b") || got.Objective != "" {
-			t.Errorf("error %q holds a raw escape, or the run was started (%+v)", err, got)
-		}
-	})
-	t.Run("flags", func(t *testing.T) {
-		cmd := newAskCmd()
-		if f := cmd.Flags().Lookup("auto-execute"); f == nil || f.DefValue != "false" {
-			t.Errorf("--auto-execute flag: %+v", f)
-		}
-		if f := cmd.Flags().Lookup("workflow"); f == nil || !strings.Contains(f.Usage, "data-analysis") {
-			t.Errorf("--workflow usage does not list the workflows: %+v", f)
-		}
-	})
-}
-
-func TestRunsShowPrintsWorkflowSections(t *testing.T) {
-	got := api.StartRunRequest{WorkflowType: contracts.WorkflowDataAnalysis}
-	srv := fakeGateway(t, &got)
-	var out bytes.Buffer
-	if err := runsShow(context.Background(), &out, runsOptions{server: srv.URL}, "r1"); err != nil {
-		t.Fatalf("runs show: %v\n%s", err, out.String())
-	}
-	wantAll(t, out.String(), "Steps", "Answer: a bar chart of artifact c-1", `"Tracks per genre"`,
-		"Jazz      130  ███▎", "Handover: auto-executed", "Verdict: answered")
-}
-
-// TestAskPrintsADataAnalysisRunEndToEnd drives a data-analysis run through
-// the real stack (gateway, orchestrator, SQLite executor, ledger) with a
-// scripted model over the OpenAI wire: a read, its plan, a bar chart of the
-// read, a report. ask prints the plan (SQLite: no estimates) and the chart
-// from the rows it fetches.
-func TestAskPrintsADataAnalysisRunEndToEnd(t *testing.T) {
-	const sql = "SELECT status, count(*) AS orders FROM orders GROUP BY status ORDER BY 2 DESC"
-	script := modeltest.ScriptFunc(func(req modeltest.ChatRequest) (modeltest.Reply, error) {
-		var ids []string
-		turn := 0
-		for _, m := range req.Messages {
-			switch m.Role {
-			case "assistant":
-				turn++
-			case "tool":
-				ids = append(ids, modeltest.CitedIDs(m.Content)...)
-			}
-		}
-		call := func(name, args string) (modeltest.Reply, error) {
-			return modeltest.Reply{ToolCalls: []modeltest.ToolCall{{Name: name, Arguments: args}}}, nil
-		}
-		switch {
-		case turn == 0:
-			return call("run_read_query", `{"sql":"`+sql+`","reason":null}`)
-		case turn == 1:
-			return call("inspect_plan", `{"sql":"`+sql+`","reason":null,"hypotheticalIndex":null}`)
-		case turn == 2 && len(ids) > 0:
-			return call("present_answer", `{"artifact":"`+ids[0]+`","presentation":{"kind":"chart","spec":{"type":"bar","x":"status","y":["orders"],"caption":"Orders by status"}}}`)
-		case turn == 3 && len(ids) > 0:
-			return call("compose_report", `{"claims":[{"text":"Most orders are paid.","evidence":[{"source":"artifact","correlationId":"`+ids[0]+`"}]}]}`)
-		}
-		return modeltest.Reply{Text: "done"}, nil
-	})
-	s := stacktest.Start(t, stacktest.Options{Script: script})
-	var out bytes.Buffer
-	o := askOptions{server: s.URL, connection: "demo", workflow: string(contracts.WorkflowDataAnalysis), mode: string(contracts.ModeAgent)}
-	if err := ask(context.Background(), &out, o, "Chart orders by status"); err != nil {
-		t.Fatalf("ask: %v\n%s", err, out.String())
-	}
-	wantAll(t, out.String(),
-		"      plan: orders", // the live line of the plan read
-		"✓ answer presented: bar chart of",
-		"Plans read (estimates only: described, never executed)",
-		"no estimates (SQLite)",
-		"Answer: a bar chart of artifact",
-		`"Orders by status"`,
-		"x: status · y: orders",
-		"status     orders",
-		"paid", strings.Repeat("█", chartBarWidth),
-		"Handover: none (the run was not started with --auto-execute)",
-		"Verdict: answered (agent-data-analysis.2)",
-	)
-	t.Logf("ask printed:\n%s", out.String())
 }
