@@ -228,7 +228,7 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 		return err
 	}
 	tc.Usage, tc.Text, tc.ModelMs = nil, "", 0 // recorded once, on the invocation
-	if hook := d.s.cfg.AfterInvoke; hook != nil {
+	if hook := d.s.afterInvoke; hook != nil {
 		hook(d.runID, inv)
 		if ctx.Err() != nil {
 			return ctx.Err()

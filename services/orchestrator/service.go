@@ -58,10 +58,6 @@ type Config struct {
 	// previous run records its thread as declined ("disabled") and starts
 	// without the earlier runs (sonde serve --thread-context=false).
 	NoThreadContext bool
-	// AfterInvoke, when set, is called after a tool-invoked entry is
-	// acknowledged and before the executor is asked. Tests use it to stop a
-	// process inside the window the indeterminate rule exists for.
-	AfterInvoke func(runID string, inv contracts.ToolInvoked)
 	// ContextMaxChars bounds the relations a run's schema snapshot names, in
 	// characters (default grounding.DefaultMaxChars); RelationsMaxChars
 	// bounds its foreign-key block (default grounding.DefaultRelationsMaxChars).
@@ -118,14 +114,17 @@ type Service struct {
 	// over NATS unless a test set them before Start.
 	models modelService
 	execs  executorService
+	// afterInvoke is WithAfterInvoke's hook; nil unless a test set it.
+	afterInvoke func(runID string, inv contracts.ToolInvoked)
 	// captures are the inventories held for later runs; artifacts is where
 	// an inventory too large for a reply is read from.
 	captures  *captures
 	artifacts *artifacts.Store
 }
 
-// New validates cfg and returns an orchestrator that is not yet started.
-func New(cfg Config) (*Service, error) {
+// New validates cfg and returns an orchestrator that is not yet started;
+// opts are test seams (see Option), never configuration.
+func New(cfg Config, opts ...Option) (*Service, error) {
 	if cfg.Name == "" {
 		cfg.Name = "orchestrator-" + nats.NewInbox()[len(nats.InboxPrefix):][:8]
 	}
@@ -162,9 +161,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.CaptureMaxAge <= 0 {
 		cfg.CaptureMaxAge = 10 * time.Minute
 	}
-	return &Service{cfg: cfg, log: cfg.Logger.With("service", "orchestrator", "name", cfg.Name),
+	s := &Service{cfg: cfg, log: cfg.Logger.With("service", "orchestrator", "name", cfg.Name),
 		drives: map[string]context.CancelFunc{}, seen: map[string]int64{}, commands: make(chan struct{}, cfg.StartConcurrency),
-		captures: &captures{max: cfg.CapturesHeld, maxAge: cfg.CaptureMaxAge}}, nil
+		captures: &captures{max: cfg.CapturesHeld, maxAge: cfg.CaptureMaxAge}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // Start binds to the ledger and buckets, serves the run commands in the

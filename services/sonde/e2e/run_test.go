@@ -186,14 +186,13 @@ func TestResumeAfterOrchestratorStopsMidStep(t *testing.T) {
 	var once sync.Once
 	s.StartOrchestrator(t, ncA, orchestrator.Config{
 		Name: "orch-a", LeaseTTL: 600 * time.Millisecond, SweepInterval: time.Hour,
-		AfterInvoke: func(_ string, inv contracts.ToolInvoked) {
-			once.Do(func() {
-				invoked.Store(inv.StepID)
-				ncA.Close()
-				close(died)
-			})
-		},
-	})
+	}, orchestrator.WithAfterInvoke(func(_ string, inv contracts.ToolInvoked) {
+		once.Do(func() {
+			invoked.Store(inv.StepID)
+			ncA.Close()
+			close(died)
+		})
+	}))
 	c := s.Client("")
 	started := startRun(t, c, "How many orders are there?")
 	select {

@@ -227,13 +227,14 @@ func (s *Stack) StartModelTurn(t testing.TB, nc *nats.Conn) *modelturn.Service {
 	return mt
 }
 
-// StartOrchestrator starts an orchestrator on nc, stopped when the test ends.
-func (s *Stack) StartOrchestrator(t testing.TB, nc *nats.Conn, cfg orchestrator.Config) *orchestrator.Service {
+// StartOrchestrator starts an orchestrator on nc with opts (its test seams),
+// stopped when the test ends.
+func (s *Stack) StartOrchestrator(t testing.TB, nc *nats.Conn, cfg orchestrator.Config, opts ...orchestrator.Option) *orchestrator.Service {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = s.Logger
 	}
-	o, err := orchestrator.New(cfg)
+	o, err := orchestrator.New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
