@@ -497,6 +497,10 @@ type AnswerComposed struct {
 	SQL           string       `json:"sql,omitempty"`
 	Fingerprint   string       `json:"fingerprint,omitempty"`
 	Presentation  Presentation `json:"presentation"`
+	// Chart is the server's decision of how the chart is drawn (series,
+	// points not drawn and why); set exactly when Presentation is a chart.
+	// Ledgers recorded before the decision was kept have none.
+	Chart *ChartDecision `json:"chart,omitempty"`
 	// Handover is what the editor does with it; HandoverWarning says why
 	// the gate declined (present exactly when Handover is applied).
 	Handover        Handover `json:"handover,omitempty"`

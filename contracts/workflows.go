@@ -156,6 +156,43 @@ type ChartSpec struct {
 // ChartTypes lists the chart types a spec may name.
 var ChartTypes = []string{"bar", "line", "area", "pie", "scatter", "stacked-bar"}
 
+// ChartDecision is the server's one decision about how a chart is drawn
+// over the answer's rows, recorded with the answer (pkg/chart decides it):
+// the console and the CLI draw what it says and apply no rule of their own.
+type ChartDecision struct {
+	// Rule names the decision's version.
+	Rule string `json:"rule"`
+	// Series are the y columns drawn, one series each, in the spec's order.
+	Series []string `json:"series"`
+	// Rows is how many rows of the result the decision read.
+	Rows int `json:"rows"`
+	// Dropped are the points not drawn, each with why; a point of a
+	// scatter whose x is not a number drops the row (Column is then X).
+	Dropped []ChartDrop `json:"dropped,omitempty"`
+}
+
+// ChartDrop is one point a chart does not draw.
+type ChartDrop struct {
+	// Row is the point's row, counted from 0 in the result's order.
+	Row int `json:"row"`
+	// Column is the column whose value cannot be drawn.
+	Column string `json:"column"`
+	// Why is ChartDropNull or ChartDropNotANumber.
+	Why ChartDropReason `json:"why"`
+}
+
+// ChartDropReason says why a point is not drawn.
+type ChartDropReason string
+
+// The reasons a point is not drawn.
+const (
+	// ChartDropNull: the value is NULL.
+	ChartDropNull ChartDropReason = "null"
+	// ChartDropNotANumber: the value is not a finite number written in
+	// decimal (text, a boolean, NaN, an infinity, a hexadecimal float).
+	ChartDropNotANumber ChartDropReason = "not_a_number"
+)
+
 // Handover says what happens to a presented answer in the user's editor.
 type Handover string
 

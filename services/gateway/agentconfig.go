@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/nats-io/nats.go"
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/natsx"
+	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
@@ -61,7 +62,17 @@ func (g *Gateway) agentConfig(c echo.Context) error {
 	if a.Role == contracts.RoleAdmin {
 		out.ModelTuning = av.tuning
 	}
+	out.Workflows = servedWorkflows()
 	return c.JSON(http.StatusOK, out)
+}
+
+// servedWorkflows is the workflow table as GET /api/agent/config serves it.
+func servedWorkflows() []api.Workflow {
+	var out []api.Workflow
+	for _, w := range policy.Describe() {
+		out = append(out, api.Workflow{ID: w.Type, Label: w.Label, Goal: w.Goal, Agent: w.Agent, AutoExecute: w.AutoExecute})
+	}
+	return out
 }
 
 // agentAvailability composes the answer: the operator's switch, then whether the

@@ -286,38 +286,17 @@ func normalize(req *api.StartRunRequest) error {
 	return nil
 }
 
-func joinWorkflows() string {
-	s := make([]string, len(contracts.WorkflowTypes))
-	for i, w := range contracts.WorkflowTypes {
-		s[i] = string(w)
-	}
-	return strings.Join(s, ", ")
-}
+// joinWorkflows names the workflow table's workflows for a fix.
+func joinWorkflows() string { return policy.List(nil, ", ") }
 
 // checkConnection refuses a connection id no executor has published, and
 // one its executor cannot open now: a run started there could read nothing.
 func (g *Gateway) checkConnection(ctx context.Context, id string) error {
-	unknown := badRequest(contracts.CodeUnknownConnection,
-		fmt.Sprintf("no connection %q is known to this server", id),
-		"GET "+api.PathConnections+" lists the connection ids you can use")
-	if strings.TrimSpace(id) == "" {
-		return unknown
-	}
-	kv, err := g.connectionsKV(ctx)
+	d, err := g.descriptor(ctx, id)
 	if err != nil {
-		g.log.Warn("connections bucket unavailable", "err", err)
-		return unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
+		return err
 	}
-	e, err := kv.Get(ctx, id)
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
-		return unknown
-	case err != nil:
-		g.log.Warn("connection lookup failed", "connection", id, "err", err)
-		return unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
-	}
-	var d contracts.ConnectionDescriptor
-	if err := json.Unmarshal(e.Value(), &d); err == nil && d.Status == contracts.ConnectionUnavailable {
+	if d.Status == contracts.ConnectionUnavailable {
 		return fail(http.StatusServiceUnavailable, contracts.RefuseConnectionUnavailable,
 			fmt.Sprintf("connection %q is unavailable: %s", id, d.Reason),
 			"check that the database is up and reachable; start the run once GET "+api.PathConnections+" shows it available")

@@ -46,7 +46,7 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 	case !cmd.Mode.Valid():
 		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownMode, "unknown mode "+quote(string(cmd.Mode)), `use "agent" or "planning"`)}
 	case !cmd.WorkflowType.Valid():
-		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownWorkflow, "unknown workflow "+quote(string(cmd.WorkflowType)), "use one of: investigation, query-optimization, database-assessment, operations, data-analysis")}
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownWorkflow, "unknown workflow "+quote(string(cmd.WorkflowType)), "use one of: "+policy.List(nil, ", "))}
 	case !policy.Supported(cmd.Mode, cmd.WorkflowType):
 		return contracts.StartRunReply{Error: runError(contracts.CodeUnsupportedFeature,
 			string(cmd.Mode)+" runs of the "+string(cmd.WorkflowType)+" workflow are not available in this release",

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -60,35 +59,6 @@ func TestOperationsRunIsPackedAsNamesAndIndexes(t *testing.T) {
 		namesOnly := strings.Contains(text, `"main"."t": no indexes`) && !strings.Contains(text, "INTEGER")
 		if namesOnly != (w == contracts.WorkflowOperations) {
 			t.Errorf("%s: packed as names and indexes: %v, want %v:\n%s", w, namesOnly, w == contracts.WorkflowOperations, text)
-		}
-	}
-}
-
-// TestChartNumericThreshold: a y column is numeric when more than 80 % of
-// its present values read as numbers (nulls do not count either way); at
-// 80 % or below, or with no value at all, the chart is refused
-// chart_column_not_numeric.
-func TestChartNumericThreshold(t *testing.T) {
-	spec := contracts.ChartSpec{Type: "bar", X: "k", Y: []string{"v"}, Caption: "c"}
-	for _, c := range []struct {
-		name    string
-		values  []any
-		numeric bool
-	}{
-		{"all numbers", []any{1.0, "2", 3.5}, true},
-		{"five of six", []any{1.0, 2.0, 3.0, 4.0, "5", "n/a"}, true},
-		{"nulls do not count", []any{1.0, nil, nil, 2.0}, true},
-		{"four of five is not more than 80 %", []any{1.0, 2.0, 3.0, 4.0, "n/a"}, false},
-		{"three of five", []any{1.0, 2.0, 3.0, "x", "y"}, false},
-		{"all null", []any{nil, nil}, false},
-	} {
-		art := contracts.Artifact{ArtifactSummary: contracts.ArtifactSummary{Columns: []contracts.Column{{Name: "k"}, {Name: "v"}}}}
-		for i, v := range c.values {
-			art.Data = append(art.Data, []any{fmt.Sprint("k", i), v})
-		}
-		code, _, _ := checkChart(spec, art)
-		if (code == "") != c.numeric || code != "" && code != contracts.RefuseChartColumnNotNumeric {
-			t.Errorf("%s: %q, want numeric %v", c.name, code, c.numeric)
 		}
 	}
 }

@@ -3,15 +3,13 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/artifacts"
-	"github.com/sondehq/sonde/pkg/fence"
+	"github.com/sondehq/sonde/pkg/chart"
 	"github.com/sondehq/sonde/pkg/handover"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
@@ -362,13 +360,22 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 			fmt.Sprintf("the rows of %s are no longer held, so the presentation cannot be checked against them", a.Artifact),
 			"run the statement again and present the new result")
 	}
+	// The one chart decision (pkg/chart), recorded with the answer: clients
+	// draw what it says.
+	var decided *contracts.ChartDecision
 	if a.Presentation.Kind == contracts.PresentChart {
-		if code, reason, fix := checkChart(*a.Presentation.Chart, art); code != "" {
-			return false, d.refuse(ctx, tc, "", code, reason, fix)
+		dec, err := chart.Decide(*a.Presentation.Chart, art)
+		var p *contracts.Problem
+		switch {
+		case errors.As(err, &p):
+			return false, d.refuse(ctx, tc, "", p.Code, p.Message, p.Fix)
+		case err != nil:
+			return false, err
 		}
+		decided = &dec
 	}
 	ans := contracts.AnswerComposed{ToolCall: tc, CorrelationID: a.Artifact, SQL: read.SQL, Fingerprint: st.Fingerprint,
-		Presentation: a.Presentation, Handover: contracts.HandoverNone, Normalised: notes}
+		Presentation: a.Presentation, Chart: decided, Handover: contracts.HandoverNone, Normalised: notes}
 	if d.header.AutoExecute {
 		ans.Handover, ans.HandoverWarning = handover.Gate(d.gateEvidence(st))
 	}
@@ -423,71 +430,6 @@ func (d *drive) stepOf(corr string) (contracts.Step, bool) {
 // snapshotID is the citable id of the run's schema snapshot, if it has one.
 func (d *drive) snapshotID() string {
 	return verdict.ProducedBy(d.entries).Snapshot
-}
-
-// checkChart validates a chart spec against the live rows; each refusal
-// restates the half of the contract it enforces.
-func checkChart(c contracts.ChartSpec, art contracts.Artifact) (code, reason, fix string) {
-	cols := map[string]int{}
-	var names []string
-	for i, col := range art.Columns {
-		cols[col.Name] = i
-		names = append(names, col.Name)
-	}
-	realNames := "The result's columns are:\n" + fence.Wrap("result columns", strings.Join(quoteEach(names), ", "))
-	if !slices.Contains(contracts.ChartTypes, c.Type) {
-		return contracts.RefuseChartShapeMismatch, fmt.Sprintf("%s is not a chart type", quote(c.Type)),
-			"use one of " + strings.Join(contracts.ChartTypes, ", ") + `, or {"kind":"table"}`
-	}
-	if len(c.Y) == 0 {
-		return contracts.RefuseChartShapeMismatch, "the chart names no y column", "name at least one numeric column in y, or present a table"
-	}
-	for _, n := range append([]string{c.X}, c.Y...) {
-		if _, ok := cols[n]; !ok {
-			return contracts.RefuseChartColumnNotInResult, fmt.Sprintf("%s is not a column of this result", quote(n)),
-				realNames + "\nName columns exactly as the result does, or present a table."
-		}
-	}
-	if len(art.Data) < 2 {
-		return contracts.RefuseChartTooFewRows, fmt.Sprintf("the result has %s; a chart needs at least two", plural(len(art.Data), "row")),
-			`present it as a table: {"kind":"table","spec":null} (a single number or one row is a table answer)`
-	}
-	if c.Type == "pie" && len(c.Y) > 1 {
-		return contracts.RefuseChartShapeMismatch, "a pie shows one y column", "name one y column, or use a bar chart for several"
-	}
-	if c.Type == "scatter" && !numericColumn(art.Data, cols[c.X]) {
-		return contracts.RefuseChartShapeMismatch, fmt.Sprintf("a scatter needs a numeric x, and %s is not", quote(c.X)), "use a bar or line chart for a category axis"
-	}
-	for _, n := range c.Y {
-		if !numericColumn(art.Data, cols[n]) {
-			return contracts.RefuseChartColumnNotNumeric,
-				fmt.Sprintf("%s does not hold numbers (more than 80%% of its values must)", quote(n)),
-				"chart a numeric column, or present a table: a result with no numeric column is a table answer"
-		}
-	}
-	return "", "", ""
-}
-
-// numericColumn: more than 80 % of the column's non-null values read as
-// numbers (a number, or text that parses as one). An all-null column is not
-// numeric.
-func numericColumn(rows [][]any, col int) bool {
-	present, numeric := 0, 0
-	for _, r := range rows {
-		if col >= len(r) || r[col] == nil {
-			continue
-		}
-		present++
-		switch v := r[col].(type) {
-		case float64, json.Number, int, int64:
-			numeric++
-		case string:
-			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-				numeric++
-			}
-		}
-	}
-	return present > 0 && numeric*5 > present*4
 }
 
 func quoteEach(names []string) []string {

@@ -249,6 +249,12 @@ func TestPresentAnswerRefusesEachWrongAnswer(t *testing.T) {
 		strings.Join(a.Presentation.Chart.Y, ",") != "total" || a.Handover != contracts.HandoverNone {
 		t.Fatalf("answer %+v", a)
 	}
+	// The chart decision is recorded with the answer: France's NULL total
+	// is the one point not drawn.
+	if c := a.Chart; c == nil || strings.Join(c.Series, ",") != "total" || c.Rows != 3 ||
+		len(c.Dropped) != 1 || c.Dropped[0] != (contracts.ChartDrop{Row: 2, Column: "total", Why: contracts.ChartDropNull}) {
+		t.Errorf("chart decision %+v", a.Chart)
+	}
 	// The refusal naming a wrong column lists the real ones, fenced.
 	for _, e := range entries {
 		if p, _ := e.Decode(); e.Kind == contracts.KindToolRefused && p.(*contracts.ToolRefused).Code == contracts.RefuseChartColumnNotInResult {

@@ -107,13 +107,31 @@ type AgentConfig struct {
 	// Reason is the code of the failed condition when not Enabled:
 	// contracts.CodeOperatorDisabled, CodeLedgerUnavailable or
 	// CodeNoModelConfigured. It names an operator action, never a secret.
-	Reason string `json:"reason,omitempty"`
+	Reason contracts.Code `json:"reason,omitempty"`
 	// Detail explains Reason; it is sent to admin actors only.
 	Detail string `json:"detail,omitempty"`
 	// ModelTuning says what became of the operator's model-tuning document
 	// (AGENT_MODEL_TUNING_PATH): applied, ignored (with the reason) or unset.
 	// It is sent to admin actors only.
 	ModelTuning *contracts.ModelTuning `json:"modelTuning,omitempty"`
+	// Workflows are the workflows a run may be started with, served from
+	// the server's workflow table (pkg/policy) so that no client keeps a
+	// copy: the console's choice of workflow is built from it.
+	Workflows []Workflow `json:"workflows"`
+}
+
+// Workflow is one row of the workflow table as callers are told of it.
+type Workflow struct {
+	// ID is the workflowType a run is started with.
+	ID contracts.WorkflowType `json:"id"`
+	// Label names it for people.
+	Label string `json:"label"`
+	// Goal says what a run of it is for.
+	Goal string `json:"goal"`
+	// Agent: agent-mode runs of it are driven (planning runs always are).
+	Agent bool `json:"agent"`
+	// AutoExecute: an agent-mode run may hand its answer to the editor.
+	AutoExecute bool `json:"autoExecute"`
 }
 
 // AgentModelRefusal is the 422 answer to starting an agent run on a model

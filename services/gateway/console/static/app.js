@@ -9,16 +9,6 @@
 (() => {
   const TOKEN_KEY = 'sonde.token';
 
-  // The workflows and what each offers (the server's policy table: only an
-  // agent-mode data-analysis run may hand its answer to the editor).
-  const WORKFLOWS = [
-    { id: 'investigation', label: 'Investigation', autoExecute: false },
-    { id: 'data-analysis', label: 'Data analysis', autoExecute: true },
-    { id: 'query-optimization', label: 'Query optimization', autoExecute: false },
-    { id: 'database-assessment', label: 'Database assessment', autoExecute: false },
-    { id: 'operations', label: 'Operations', autoExecute: false },
-  ];
-
   // Each engine's label and what holds a read to read-only below the guard
   // (docs/security.md, "Per engine"): the engine specs (pkg/engine) as
   // words.js, written by the gateway, carries them; the console keeps no copy.
@@ -182,6 +172,7 @@
       return;
     }
     state.config = cfg;
+    renderWorkflows();
     $('signin').hidden = true;
     $('app').hidden = false;
     $('signout').hidden = !sessionStorage.getItem(TOKEN_KEY);
@@ -227,10 +218,21 @@
 
   // ---- start form ---------------------------------------------------------
 
-  for (const w of WORKFLOWS) $('workflow').appendChild(el('option', { value: w.id, text: w.label }));
+  // The workflows and what each offers are the server's workflow table, as
+  // GET /api/agent/config serves it; the console keeps no copy.
+  const workflows = () => (state.config && state.config.workflows) || [];
+
+  function renderWorkflows() {
+    const sel = $('workflow');
+    const chosen = sel.value;
+    clear(sel);
+    for (const w of workflows()) sel.appendChild(el('option', { value: w.id, text: w.label }));
+    if (workflows().some((w) => w.id === chosen)) sel.value = chosen;
+    syncForm();
+  }
 
   function syncForm() {
-    const w = WORKFLOWS.find((x) => x.id === $('workflow').value);
+    const w = workflows().find((x) => x.id === $('workflow').value);
     const offers = $('mode').value === 'agent' && w && w.autoExecute;
     $('auto-row').hidden = !offers;
     if (!offers) $('auto').checked = false;
@@ -912,11 +914,15 @@
       const cols = ((art && art.columns) || []).map((c) => c.name);
       const rows = (art && art.data) || [];
       if (pres.kind === 'chart' && pres.spec) {
-        const problem = checkChart(pres.spec, cols, rows);
-        if (problem) {
-          target.appendChild(el('p', { class: 'error', text: 'The chart is not drawn: ' + problem + '. The rows follow as a table.' }));
+        // The server decided how the chart is drawn and recorded it with
+        // the answer; the console draws that decision and decides nothing.
+        const decided = a.chart;
+        if (!decided) {
+          target.appendChild(el('p', { class: 'error', text: 'The chart is not drawn: this run was recorded before the server kept its decision of how a chart is drawn. The rows follow as a table.' }));
         } else {
-          target.appendChild(drawChart(pres.spec, cols, rows));
+          target.appendChild(drawChart(pres.spec, decided, cols, rows));
+          const note = droppedNote(pres.spec, decided, cols, rows);
+          if (note) target.appendChild(el('p', { class: 'muted chart-dropped', text: note }));
           if (pres.spec.caption) target.appendChild(el('p', { class: 'caption', text: '“' + pres.spec.caption + '” (the model’s caption)' }));
         }
       }
@@ -986,41 +992,36 @@
 
   // ---- charts -------------------------------------------------------------
 
+  // num reads a value to draw. The recorded decision keeps only finite
+  // numbers written in decimal (pkg/chart.Value), which Number() reads alike.
   const num = (v) => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' && isFinite(Number(v)) ? Number(v) : NaN);
 
-  // checkChart validates a spec against the rows as they arrived, whatever
-  // the server checked before recording it: the columns exist and every
-  // value plotted is a number.
-  function checkChart(spec, cols, rows) {
-    const types = ['bar', 'line', 'area', 'pie', 'scatter', 'stacked-bar'];
-    if (!types.includes(spec.type)) return 'the chart type "' + spec.type + '" is not one this console draws';
-    if (!cols.includes(spec.x)) return 'the result has no column "' + spec.x + '"';
-    const ys = spec.y || [];
-    if (!ys.length) return 'the spec names no value column';
-    for (const y of ys) {
-      const i = cols.indexOf(y);
-      if (i < 0) return 'the result has no column "' + y + '"';
-      for (const r of rows) if (!Number.isFinite(num(r[i]))) return 'column "' + y + '" holds a value that is not a number (' + cellText(r[i]) + ')';
-    }
-    if (spec.type === 'scatter') {
-      const xi = cols.indexOf(spec.x);
-      for (const r of rows) if (!Number.isFinite(num(r[xi]))) return 'a scatter chart needs a numeric x column';
-    }
-    if (!rows.length) return 'the result has no rows';
-    if (spec.type === 'pie' && ys.length !== 1) return 'a pie chart takes one value column';
-    return '';
+  // droppedNote says which points the recorded decision leaves out, and why.
+  function droppedNote(spec, decided, cols, rows) {
+    const dropped = decided.dropped || [];
+    if (!dropped.length) return '';
+    const xi = cols.indexOf(spec.x);
+    const why = { null: 'is NULL', not_a_number: 'is not a number' };
+    const shown = dropped.slice(0, 5).map((p) => cellText((rows[p.row] || [])[xi]) + ': ' + p.column + ' ' + (why[p.why] || p.why));
+    if (dropped.length > shown.length) shown.push((dropped.length - shown.length) + ' more');
+    return 'Not drawn (' + dropped.length + (dropped.length === 1 ? ' point' : ' points') + '): ' + shown.join('; ') + '.';
   }
 
   const PALETTE = ['#2563eb', '#d97706', '#059669', '#dc2626', '#7c3aed', '#0891b2'];
 
-  function drawChart(spec, cols, rows) {
+  // drawChart draws the recorded decision: its series, without the points
+  // it dropped (null in vals); a scatter row whose x was dropped is gone.
+  function drawChart(spec, decided, cols, rows) {
     const W = 640, H = 300, L = 56, R = 16, T = 16, B = 56;
     const xi = cols.indexOf(spec.x);
-    const ys = spec.y.map((y) => cols.indexOf(y));
+    const series = decided.series || [];
+    const ys = series.map((y) => cols.indexOf(y));
+    const gone = new Set((decided.dropped || []).map((p) => p.row + '\u0000' + p.column));
+    const kept = (k, c) => !gone.has(k + '\u0000' + c) && !(spec.type === 'scatter' && gone.has(k + '\u0000' + spec.x));
     const rows2 = rows.slice(0, 200);
     const labels = rows2.map((r) => cellText(r[xi]));
-    const vals = rows2.map((r) => ys.map((i) => num(r[i])));
-    const title = (spec.type + ' chart of ' + spec.y.join(', ') + ' by ' + spec.x);
+    const vals = rows2.map((r, k) => ys.map((i, s) => (kept(k, series[s]) ? num(r[i]) : null)));
+    const title = (spec.type + ' chart of ' + series.join(', ') + ' by ' + spec.x);
     const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart chart-' + spec.type, role: 'img', 'aria-label': title });
     root.appendChild(svg('title', { text: title }));
     const pw = W - L - R, ph = H - T - B;
@@ -1030,6 +1031,7 @@
       let a0 = -Math.PI / 2;
       const cx = L + ph / 2, cy = T + ph / 2, rad = ph / 2;
       rows2.forEach((_, k) => {
+        if (vals[k][0] === null) return;
         const v = Math.max(0, vals[k][0]);
         const a1 = a0 + (v / total) * Math.PI * 2;
         const large = a1 - a0 > Math.PI ? 1 : 0;
@@ -1065,8 +1067,9 @@
     }
     let xAt;
     if (spec.type === 'scatter') {
-      const xs = rows2.map((r) => num(r[xi]));
-      let xlo = Math.min(...xs), xhi = Math.max(...xs);
+      const xs = rows2.map((r, k) => (kept(k, spec.x) ? num(r[xi]) : null));
+      const drawnXs = xs.filter((x) => x !== null);
+      let xlo = Math.min(...drawnXs), xhi = Math.max(...drawnXs);
       if (xhi === xlo) xhi = xlo + 1;
       xAt = (k) => L + ((xs[k] - xlo) / (xhi - xlo)) * pw;
     } else {
@@ -1084,24 +1087,38 @@
       if (spec.type === 'bar' || stacked) {
         const w = stacked ? band * 0.7 : (band * 0.7) / ys.length;
         vals.forEach((v, k) => {
+          if (v[s] === null) return;
           let base = 0;
           if (stacked) for (let q = 0; q < s; q++) base += v[q] >= 0 === v[s] >= 0 ? v[q] : 0;
           const x = stacked ? xAt(k) - w / 2 : xAt(k) - (band * 0.35) + w * s;
           const y0 = yAt(base), y1 = yAt(base + v[s]);
           root.appendChild(svg('rect', { x, y: Math.min(y0, y1), width: Math.max(1, w - 1), height: Math.max(1, Math.abs(y0 - y1)), fill: color, class: 'bar' },
-            svg('title', { text: labels[k] + ' · ' + spec.y[s] + ': ' + v[s] })));
+            svg('title', { text: labels[k] + ' · ' + series[s] + ': ' + v[s] })));
         });
       } else if (spec.type === 'scatter') {
-        vals.forEach((v, k) => root.appendChild(svg('circle', { cx: xAt(k), cy: yAt(v[s]), r: 4, fill: color, class: 'point' },
-          svg('title', { text: labels[k] + ' · ' + spec.y[s] + ': ' + v[s] }))));
+        vals.forEach((v, k) => {
+          if (v[s] === null) return;
+          root.appendChild(svg('circle', { cx: xAt(k), cy: yAt(v[s]), r: 4, fill: color, class: 'point' },
+            svg('title', { text: labels[k] + ' · ' + series[s] + ': ' + v[s] })));
+        });
       } else {
-        const pts = vals.map((v, k) => xAt(k) + ',' + yAt(v[s]));
-        if (spec.type === 'area') {
-          root.appendChild(svg('polygon', { points: [xAt(0) + ',' + yAt(0), ...pts, xAt(vals.length - 1) + ',' + yAt(0)].join(' '), fill: color, 'fill-opacity': 0.25, class: 'area' }));
+        // A point not drawn breaks the line: each run of drawn points is a
+        // line (and an area) of its own.
+        const runs = [];
+        vals.forEach((v, k) => {
+          if (v[s] === null) { runs.push([]); return; }
+          if (!runs.length) runs.push([]);
+          runs[runs.length - 1].push(k);
+        });
+        for (const ks of runs.filter((r) => r.length)) {
+          const pts = ks.map((k) => xAt(k) + ',' + yAt(vals[k][s]));
+          if (spec.type === 'area') {
+            root.appendChild(svg('polygon', { points: [xAt(ks[0]) + ',' + yAt(0), ...pts, xAt(ks[ks.length - 1]) + ',' + yAt(0)].join(' '), fill: color, 'fill-opacity': 0.25, class: 'area' }));
+          }
+          root.appendChild(svg('polyline', { points: pts.join(' '), fill: 'none', stroke: color, 'stroke-width': 2, class: 'line' }));
         }
-        root.appendChild(svg('polyline', { points: pts.join(' '), fill: 'none', stroke: color, 'stroke-width': 2, class: 'line' }));
       }
-      if (ys.length > 1) root.appendChild(svg('text', { x: L + 8 + s * 120, y: H - 8, fill: color, class: 'legend', text: '■ ' + spec.y[s] }));
+      if (ys.length > 1) root.appendChild(svg('text', { x: L + 8 + s * 120, y: H - 8, fill: color, class: 'legend', text: '■ ' + series[s] }));
     });
     return root;
   }
@@ -1119,9 +1136,6 @@
     if (a >= 1e4) return (v / 1e3).toFixed(0) + 'k';
     return Number.isInteger(v) ? String(v) : v.toFixed(2);
   }
-
-  // Tests and the curious can check which build they see.
-  window.sondeConsole = { checkChart };
 
   syncForm();
   boot();
