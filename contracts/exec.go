@@ -78,9 +78,11 @@ type ExecRequest struct {
 	// MaxRows and MaxBytes bound the result; zero means the profile's default.
 	MaxRows  int `json:"maxRows,omitempty"`
 	MaxBytes int `json:"maxBytes,omitempty"`
-	// ShowBytes bounds the text rendered for the model (ExecReply.Text);
-	// the whole result is stored and citable, and the text says how many
-	// rows and bytes it shows. Zero: no bound beyond MaxBytes.
+	// ShowBytes is the model's share of a result in bytes: the text the
+	// orchestrator renders of the reply stays within it (pkg/exectext),
+	// saying how many rows and bytes it shows, and a schema read pages or
+	// describes within it. The whole result is stored and citable. Zero:
+	// no bound beyond MaxBytes.
 	ShowBytes int `json:"showBytes,omitempty"`
 	// Depth and FromColumn shape OpProfile (Table names the table, as the
 	// model spelled it; the executor resolves it against its catalog).
@@ -115,16 +117,22 @@ const (
 	ExecError   ExecStatus = "error"
 )
 
-// ExecReply answers ExecRequest: ok (artifact summary and the bounded, fenced
-// text the model may read), refused (code, reason, fix) or error (classified
-// database error, engine text fenced).
+// ExecReply answers ExecRequest with data, never with text for a model: ok
+// (the artifact's summary and what the operation read: rows as cells, a
+// plan, a profile, a reading's or a schema page's figures), refused (code,
+// reason, fix) or error (classified database error). The orchestrator
+// renders what the model reads of it (pkg/exectext), database content fenced.
 type ExecReply struct {
 	Status   ExecStatus       `json:"status"`
 	Artifact *ArtifactSummary `json:"artifact,omitempty"`
-	// Text is the bounded rendering the model may read, database content fenced.
-	Text    string   `json:"text,omitempty"`
-	Refusal *Refusal `json:"refusal,omitempty"`
-	Error   *DBError `json:"error,omitempty"`
+	// Cells are the rows of a read, a plan (one row a plan line) or a
+	// reading, in the artifact's order, each value written on one line
+	// (NULL for null, numbers in their shortest form, a BLOB as its JSON
+	// form, control characters escaped). The whole result: how much of it a
+	// model is shown is the renderer's cut (ExecRequest.ShowBytes).
+	Cells   [][]string `json:"cells,omitempty"`
+	Refusal *Refusal   `json:"refusal,omitempty"`
+	Error   *DBError   `json:"error,omitempty"`
 	// DurationMs is the time the statement spent at the database.
 	DurationMs int64 `json:"durationMs"`
 	// Statements counts the statements the operation sent (a schema read may send several).
@@ -141,6 +149,48 @@ type ExecReply struct {
 	Plan *PlanSummary `json:"plan,omitempty"`
 	// Profile answers OpProfile (the artifact holds one row per column).
 	Profile *TableProfile `json:"profile,omitempty"`
+	// Reading answers OpOperations beside its rows (Cells): how the
+	// reading was narrowed and bounded.
+	Reading *ReadingSummary `json:"reading,omitempty"`
+	// Schema answers OpSchema: what the selection matched and the
+	// relations this reply describes or lists.
+	Schema *SchemaPage `json:"schema,omitempty"`
+}
+
+// ReadingSummary says how an operational reading was narrowed and bounded
+// and what the engine says about its figures.
+type ReadingSummary struct {
+	// Narrowed counts the rows left out as another schema's (the request
+	// named one).
+	Narrowed int `json:"narrowed,omitempty"`
+	// Past counts the rows past the request's limit, not returned.
+	Past int `json:"past,omitempty"`
+	// Hidden counts the rows left out because they name a relation the
+	// connection's readable patterns hide; Withheld the statement texts
+	// shown as NULL for the same reason.
+	Hidden   int `json:"hidden,omitempty"`
+	Withheld int `json:"withheld,omitempty"`
+	// Notes are the engine's words about its figures.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SchemaPage answers a schema read: the relations it describes in full
+// (few asked for, within the model's share) or one page of their names.
+type SchemaPage struct {
+	// Matched counts the readable relations the selection matched.
+	Matched int `json:"matched"`
+	// Unreadable counts the relations outside the connection's readable
+	// patterns, not listed.
+	Unreadable int `json:"unreadable,omitempty"`
+	// Pattern is the request's pattern as it was read (a LIKE '%' as the
+	// glob's '*').
+	Pattern string `json:"pattern,omitempty"`
+	// Described says Relations are described in full; otherwise they are a
+	// page of names (schema, name and kind only) starting at position From
+	// (1-based) of the match.
+	Described bool       `json:"described,omitempty"`
+	Relations []Relation `json:"relations,omitempty"`
+	From      int        `json:"from,omitempty"`
 }
 
 // Refusal is the guard's or a profile's refusal of a statement before it
@@ -173,6 +223,10 @@ const (
 type DBError struct {
 	Class   DBErrorClass `json:"class"`
 	Message string       `json:"message"`
+	// ByExecutor marks a failure the executor raised itself (storing the
+	// artifact, a malformed reading): Message is its own words, none of the
+	// database's.
+	ByExecutor bool `json:"byExecutor,omitempty"`
 }
 
 func (e *DBError) Error() string { return "database error (" + string(e.Class) + ")" }

@@ -109,7 +109,7 @@ m readable-prefix-match ./pkg/guard/ 'TestReadablePatternsFollowEngineNames|Test
 m fence-nfkd-removed ./pkg/fence/ '.' - \
 	pkg/fence/fence.go 'if d := norm.NFKD.Properties(k.buf).Decomposition(); d != nil {' 'if d := norm.NFKD.Properties(k.buf).Decomposition(); false && d != nil {'
 m fence-wrap-removed ./services/sonde/e2e/ 'TestResumeAfterOrchestratorStopsMidStep' - \
-	services/executor/render.go 'b.WriteString(fence.Wrap("rows read from connection "+connID, head+strings.Join(kept, "")))' 'b.WriteString(head+strings.Join(kept, ""))' \
+	pkg/exectext/rows.go 'b.WriteString(fence.Wrap("rows read from connection "+connID, head+strings.Join(kept, "")))' 'b.WriteString(head+strings.Join(kept, ""))' \
 	pkg/grounding/pack.go 'b.WriteString(fence.Wrap("schema inventory of connection "+o.Label, body.String()))' 'b.WriteString(body.String())' \
 	pkg/grounding/pack.go 'b.WriteString(fence.Wrap("foreign keys of connection "+o.Label, edges.String()))' 'b.WriteString(edges.String() + fence.Removed[:0])'
 m sqlite-symlink-allowed ./services/executor/internal/sqlite/ 'TestSymlinkRefused' - \

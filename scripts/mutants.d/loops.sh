@@ -5,7 +5,7 @@
 lps=services/orchestrator/loops.go
 sbg=services/orchestrator/showbudget.go
 xpkg=./services/executor/
-xrender=services/executor/render.go
+xrender=pkg/exectext/rows.go
 
 # Item 7: a replay of a replay says once that it is one (it replays the
 # step's first completion, without an earlier replay's note).
@@ -40,21 +40,22 @@ m show-without-floor "$orch" 'TestShowBytesIsAShareOfTheWindow' - \
 	"$sbg" 'n := max(tokens*showBytesPerToken/2/showReads, showFloor)' 'n := tokens*showBytesPerToken/2/showReads'
 m show-ignores-known-window "$orch" 'TestShowBytesIsAShareOfTheWindow' - \
 	"$sbg" $'\tcase d.settings.ContextTokens > 0:\n\t\treturn d.settings.ContextTokens\n' ''
-# The executor renders within it: whole rows, the cut said, each renderer.
+# The orchestrator renders each reply within it (pkg/exectext, exercised by
+# the executor's tests on real files): whole rows, the cut said, each renderer.
 m render-unbounded "$xpkg" 'TestAWideResultIsShownWithinTheShowBudget|TestCutRenderingsHoldTheFence|TestPlansReadingsAndProfilesAreShownWithinTheShowBudget' - \
 	"$xrender" 'if show <= 0 || len(full) <= show {' 'if true {'
 m render-cut-unsaid "$xpkg" 'TestAWideResultIsShownWithinTheShowBudget|TestPlansReadingsAndProfilesAreShownWithinTheShowBudget' - \
 	"$xrender" $'\tif c == nil {\n\t\treturn ""\n\t}\n\ts := fmt.Sprintf' $'\tif c == nil || true {\n\t\treturn ""\n\t}\n\ts := fmt.Sprintf'
 m read-ignores-show "$xpkg" 'TestAWideResultIsShownWithinTheShowBudget' - \
-	services/executor/executor.go 'renderRows(req.ConnectionID, sum, res.Rows, req.ShowBytes)' 'renderRows(req.ConnectionID, sum, res.Rows, 0)'
+	pkg/exectext/exectext.go 'return rows(req.ConnectionID, *sum, reply.Cells, show)' 'return rows(req.ConnectionID, *sum, reply.Cells, 0)'
 m plan-ignores-show "$xpkg" 'TestPlansReadingsAndProfilesAreShownWithinTheShowBudget' - \
 	"$xrender" $'\tsummary := body.String()\n\treturn fit(show,' $'\tsummary := body.String()\n\treturn fit(0,'
 m reading-ignores-show "$xpkg" 'TestPlansReadingsAndProfilesAreShownWithinTheShowBudget' - \
-	services/executor/operations.go 'return fit(req.ShowBytes, rowLines(set),' 'return fit(0, rowLines(set),'
+	pkg/exectext/reading.go 'return fit(req.ShowBytes, rowLines(cells),' 'return fit(0, rowLines(cells),'
 m profile-ignores-show "$xpkg" 'TestPlansReadingsAndProfilesAreShownWithinTheShowBudget' - \
-	services/executor/tableprofile.go 'return fit(req.ShowBytes, lines,' 'return fit(0, lines,'
+	pkg/exectext/profile.go 'return fit(req.ShowBytes, lines,' 'return fit(0, lines,'
 # A schema read pages its listing, and describes several tables, within it.
 m schema-page-ignores-show "$xpkg" 'TestSchemaReadsAreShownWithinTheShowBudget' - \
 	services/executor/catalog.go 'pageBytes = min(pageBytes, max(req.ShowBytes/2, 256))' 'pageBytes = min(pageBytes, pageBytes)'
 m schema-describes-past-show "$xpkg" 'TestSchemaReadsAreShownWithinTheShowBudget' - \
-	services/executor/catalog.go 'shown := req.ShowBytes <= 0 || len(rels) == 1 || body.Len() <= req.ShowBytes/2' 'shown := true'
+	services/executor/catalog.go 'shown := req.ShowBytes <= 0 || len(rels) == 1 || size <= req.ShowBytes/2' 'shown := true'

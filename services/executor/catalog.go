@@ -2,14 +2,12 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
 	enginespec "github.com/sondehq/sonde/pkg/engine"
-	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/grounding"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
@@ -72,24 +70,6 @@ func (sel selection) matches(r contracts.Relation) bool {
 		}
 	}
 	return true
-}
-
-// describe says what a selection asked for, for the model.
-func (sel selection) describe() string {
-	var parts []string
-	if sel.schema != "" {
-		parts = append(parts, "schema "+grounding.Quote(sel.schema))
-	}
-	if sel.table != "" {
-		parts = append(parts, "table "+grounding.Quote(sel.table))
-	}
-	if sel.pattern != "" {
-		parts = append(parts, "pattern "+grounding.Quote(sel.pattern))
-	}
-	if len(parts) == 0 {
-		return "every readable relation"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // glob matches s against a pattern of '*' (any run) and '?' (one character).
@@ -257,26 +237,20 @@ func inventoryRow(r contracts.Relation) []any {
 
 // inspect answers OpSchema, the model's inspect_schema: the selected
 // relations described in full when they are few and fit the result bounds,
-// else one page of their names with how to ask for the next. A schema read
-// of any size of database therefore answers; it is never result_too_large.
-func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contracts.ExecRequest, ereq engine.Request) (contracts.Artifact, string, engine.Catalog, error) {
+// else one page of their names (the orchestrator says how to ask for the
+// next). A schema read of any size of database therefore answers; it is
+// never result_too_large.
+func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contracts.ExecRequest, ereq engine.Request) (contracts.Artifact, *contracts.SchemaPage, engine.Catalog, error) {
 	sel := selectionOf(req)
 	l, err := list(ctx, cat, ereq, sel, enginespec.FoldsCase(s.engine))
 	if err != nil {
-		return contracts.Artifact{}, "", l.cost, err
+		return contracts.Artifact{}, nil, l.cost, err
 	}
 	art := contracts.Artifact{ArtifactSummary: contracts.ArtifactSummary{CorrelationID: req.CorrelationID}}
-	head := fmt.Sprintf("Schema of connection %s, %s: ", req.ConnectionID, sel.describe())
-	cite := fmt.Sprintf(" Cite it as %s.\n", evidence(req.CorrelationID))
-	hidden := ""
-	if l.unreadable > 0 {
-		hidden = fmt.Sprintf("%d relations outside this connection's readable patterns are not listed.\n", l.unreadable)
-	}
+	page := &contracts.SchemaPage{Matched: len(l.matched), Unreadable: l.unreadable, Pattern: sel.pattern}
 	if len(l.matched) == 0 {
 		art.Columns = inventoryColumns[:3]
-		text := head + "no readable relation matches." + cite + hidden +
-			`List what exists with inspect_schema {} or {"pattern":"*word*"}.` + "\n"
-		return art, text, l.cost, nil
+		return art, page, l.cost, nil
 	}
 
 	// {} asks what exists: a listing, never the whole schema again (the run's
@@ -286,30 +260,29 @@ func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contra
 	if narrowed && req.After == "" && len(l.matched) <= describeAtOnce {
 		rels, err := l.describe(ctx, cat, ereq, l.matched)
 		if err != nil {
-			return contracts.Artifact{}, "", l.cost, err
+			return contracts.Artifact{}, nil, l.cost, err
 		}
 		if def, ok := cat.(engine.Definer); ok && len(rels) > 0 {
 			c, err := def.Definitions(ctx, ereq, rels)
 			l.spend(c)
 			if err != nil {
-				return contracts.Artifact{}, "", l.cost, err
+				return contracts.Artifact{}, nil, l.cost, err
 			}
 		}
-		var body strings.Builder
+		size := 0
 		for _, r := range rels {
-			body.WriteString(grounding.Describe(r))
+			size += len(grounding.Describe(r))
 		}
 		// Several relations are described together only within the model's
 		// share of a result (ShowBytes); one asked for is always described.
-		shown := req.ShowBytes <= 0 || len(rels) == 1 || body.Len() <= req.ShowBytes/2
-		if body.Len() <= ereq.Limits.MaxBytes && len(rels) <= ereq.Limits.MaxRows && shown {
+		shown := req.ShowBytes <= 0 || len(rels) == 1 || size <= req.ShowBytes/2
+		if size <= ereq.Limits.MaxBytes && len(rels) <= ereq.Limits.MaxRows && shown {
 			art.Columns, art.Rows = inventoryColumns, len(rels)
 			for _, r := range rels {
 				art.Data = append(art.Data, inventoryRow(r))
 			}
-			text := head + plural(len(rels), "relation") + " described." + cite + hidden +
-				fence.Wrap("schema read from connection "+req.ConnectionID, body.String())
-			return art, text, l.cost, nil
+			page.Described, page.Relations = true, rels
+			return art, page, l.cost, nil
 		}
 	}
 
@@ -321,39 +294,20 @@ func (s *Service) inspect(ctx context.Context, cat engine.Cataloger, req *contra
 		// Half the model's share of a result; the server's lines take the rest.
 		pageBytes = min(pageBytes, max(req.ShowBytes/2, 256))
 	}
-	var body strings.Builder
-	end := start
+	size, end := 0, start
 	for ; end < len(l.matched) && end-start < pageRows; end++ {
 		r := l.matched[end]
-		line := grounding.QualifiedName(r.Schema, r.Name) + " (" + string(r.Kind) + ")\n"
-		if end > start && body.Len()+len(line) > pageBytes {
+		line := len(grounding.QualifiedName(r.Schema, r.Name)) + len(" (") + len(r.Kind) + len(")\n")
+		if end > start && size+line > pageBytes {
 			break
 		}
-		body.WriteString(line)
+		size += line
 		art.Data = append(art.Data, []any{r.Schema, r.Name, string(r.Kind)})
+		page.Relations = append(page.Relations, contracts.Relation{Schema: r.Schema, Name: r.Name, Kind: r.Kind})
 	}
 	art.Columns, art.Rows = inventoryColumns[:3], end-start
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s%d readable relations match; this page lists %d of them (%d to %d).%s%s", head, len(l.matched), end-start, start+1, end, cite, hidden)
-	if end < len(l.matched) {
-		next := l.matched[end-1].QualifiedName()
-		args := map[string]string{"after": next}
-		if req.Schema != "" {
-			args["schema"] = req.Schema
-		}
-		if req.Table != "" {
-			args["table"] = req.Table
-		}
-		if req.Pattern != "" {
-			args["pattern"] = req.Pattern
-		}
-		a, _ := json.Marshal(args)
-		fmt.Fprintf(&b, "%d more follow: ask for the next page with inspect_schema %s, or narrow with {\"pattern\":\"*word*\"}; describe one with {\"table\":\"…\"}.\n", len(l.matched)-end, a)
-	} else {
-		b.WriteString(`That is the last page. Describe one with inspect_schema {"table":"…"}.` + "\n")
-	}
-	b.WriteString(fence.Wrap("schema read from connection "+req.ConnectionID, body.String()))
-	return art, b.String(), l.cost, nil
+	page.From = start + 1
+	return art, page, l.cost, nil
 }
 
 // check answers OpCheck: the guard's reading of a statement that will not

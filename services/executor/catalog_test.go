@@ -40,7 +40,7 @@ func TestInventoryOfAProductionSizedFile(t *testing.T) {
 	ctx := context.Background()
 	store := memStore{}
 	s := manyTablesService(t, 600, store)
-	r := s.Exec(ctx, contracts.OpInventory, catalogReq(nil))
+	r := s.shownExec(ctx, contracts.OpInventory, catalogReq(nil))
 	if r.Status != contracts.ExecOK {
 		t.Fatalf("inventory: %+v", r)
 	}
@@ -64,7 +64,7 @@ func TestInventoryOfAProductionSizedFile(t *testing.T) {
 	seen := map[string]bool{}
 	after := ""
 	for page := 0; ; page++ {
-		r := s.Exec(ctx, contracts.OpInventory, catalogReq(func(r *contracts.ExecRequest) { r.MaxObjects, r.After = 100, after }))
+		r := s.shownExec(ctx, contracts.OpInventory, catalogReq(func(r *contracts.ExecRequest) { r.MaxObjects, r.After = 100, after }))
 		if r.Status != contracts.ExecOK || r.Inventory == nil || r.Inventory.Total != 660 {
 			t.Fatalf("page %d: %+v", page, r)
 		}
@@ -94,7 +94,7 @@ func TestInspectSchemaReachesEveryTable(t *testing.T) {
 	seen := map[string]bool{}
 	req := catalogReq(nil)
 	for page := 0; page < 20; page++ {
-		r := s.Exec(ctx, contracts.OpSchema, req)
+		r := s.shownExec(ctx, contracts.OpSchema, req)
 		if r.Status != contracts.ExecOK {
 			t.Fatalf("page %d: %+v", page, r)
 		}
@@ -118,23 +118,23 @@ func TestInspectSchemaReachesEveryTable(t *testing.T) {
 	}
 
 	name := sqlitegen.TableName(437)
-	r := s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Table = strings.ToUpper(name) }))
+	r := s.shownExec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Table = strings.ToUpper(name) }))
 	if r.Status != contracts.ExecOK || !strings.Contains(r.Text, `"main"."`+name+`" — table`) || !strings.Contains(r.Text, `"parent_id"`) {
 		t.Fatalf("by name: %+v", r)
 	}
-	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = "*_0437" }))
+	r = s.shownExec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = "*_0437" }))
 	if r.Status != contracts.ExecOK || !strings.Contains(r.Text, `"main"."`+name+`" — table`) || r.Artifact.Rows != 1 {
 		t.Fatalf("by pattern: %+v", r)
 	}
-	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = "%invoices%" }))
+	r = s.shownExec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = "%invoices%" }))
 	if r.Status != contracts.ExecOK || r.Artifact.Rows < 30 || !strings.Contains(r.Text, "readable relations match") {
 		t.Fatalf("a LIKE-style pattern lists its matches: %+v", r)
 	}
-	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = strings.Repeat("*a", 2000) + "b" }))
+	r = s.shownExec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = strings.Repeat("*a", 2000) + "b" }))
 	if r.Status != contracts.ExecRefused || r.Refusal.Code != "bad_request" {
 		t.Fatalf("a 4 KB pattern: %+v", r)
 	}
-	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Table = "nowhere" }))
+	r = s.shownExec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Table = "nowhere" }))
 	if r.Status != contracts.ExecOK || r.Artifact.Rows != 0 || !strings.Contains(r.Text, "no readable relation matches") {
 		t.Fatalf("no match: %+v", r)
 	}
@@ -149,7 +149,7 @@ func TestReadablePatternsHoldInTheInventory(t *testing.T) {
 	// one before it and some refer to table 0 too, so table 100's keys (and
 	// others') point into the hidden half: those keys are dropped.
 	s := manyTablesService(t, 200, memStore{}, "main.*_01*")
-	r := s.Exec(ctx, contracts.OpInventory, catalogReq(nil))
+	r := s.shownExec(ctx, contracts.OpInventory, catalogReq(nil))
 	if r.Status != contracts.ExecOK || r.Inventory == nil {
 		t.Fatalf("inventory: %+v", r)
 	}
@@ -164,11 +164,11 @@ func TestReadablePatternsHoldInTheInventory(t *testing.T) {
 			t.Fatalf("the inventory names %s, which the readable patterns hide", h)
 		}
 	}
-	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Table = hidden }))
+	r = s.shownExec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Table = hidden }))
 	if r.Status != contracts.ExecOK || r.Artifact.Rows != 0 || strings.Contains(r.Text, hidden+`" —`) {
 		t.Fatalf("a hidden table was described: %+v", r)
 	}
-	r = s.Exec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = "*" }))
+	r = s.shownExec(ctx, contracts.OpSchema, catalogReq(func(r *contracts.ExecRequest) { r.Pattern = "*" }))
 	if strings.Contains(r.Text, hidden) {
 		t.Fatal("a listing names a hidden table")
 	}
@@ -180,7 +180,7 @@ func TestLargeInventoryTravelsInItsArtifact(t *testing.T) {
 	ctx := context.Background()
 	store := memStore{}
 	s := manyTablesService(t, 1500, store)
-	r := s.Exec(ctx, contracts.OpInventory, catalogReq(func(r *contracts.ExecRequest) { r.CorrelationID = "ctx_big" }))
+	r := s.shownExec(ctx, contracts.OpInventory, catalogReq(func(r *contracts.ExecRequest) { r.CorrelationID = "ctx_big" }))
 	if r.Status != contracts.ExecOK || r.Inventory != nil {
 		t.Fatalf("a large inventory travelled in the reply (%v)", r.Inventory != nil)
 	}
@@ -196,12 +196,12 @@ func TestCheckReadsWithoutRunning(t *testing.T) {
 	ctx := context.Background()
 	s := newService(t, Config{})
 	req := read("DELETE FROM orders")
-	r := s.Exec(ctx, contracts.OpCheck, req)
+	r := s.shownExec(ctx, contracts.OpCheck, req)
 	if r.Status != contracts.ExecOK || r.Check == nil || r.Check.ReadOnly || r.Check.Refusal == nil {
 		t.Fatalf("a write: %+v", r)
 	}
 	req = read("SELECT o.id FROM orders AS o JOIN customers AS c ON c.id = o.customer_id")
-	r = s.Exec(ctx, contracts.OpCheck, req)
+	r = s.shownExec(ctx, contracts.OpCheck, req)
 	if r.Status != contracts.ExecOK || !r.Check.ReadOnly || len(r.Check.Relations) != 2 || !r.Check.FoldCase {
 		t.Fatalf("a read: %+v", r.Check)
 	}
@@ -233,7 +233,7 @@ func TestExplainPlansWithoutRunning(t *testing.T) {
 	ctx := context.Background()
 	store := memStore{}
 	s := newService(t, Config{Artifacts: store})
-	r := s.Exec(ctx, contracts.OpExplain, read("SELECT o.id FROM orders AS o JOIN customers AS c ON c.id = o.customer_id WHERE o.status = 'paid'"))
+	r := s.shownExec(ctx, contracts.OpExplain, read("SELECT o.id FROM orders AS o JOIN customers AS c ON c.id = o.customer_id WHERE o.status = 'paid'"))
 	if r.Status != contracts.ExecOK || r.Plan == nil || len(r.Plan.Access) == 0 || r.Artifact == nil {
 		t.Fatalf("plan: %+v", r)
 	}
@@ -243,7 +243,7 @@ func TestExplainPlansWithoutRunning(t *testing.T) {
 	if art := store[contracts.ArtifactKey("run-1", r.Artifact.CorrelationID)]; !strings.HasPrefix(art.SQL, "EXPLAIN QUERY PLAN") || len(art.Data) == 0 {
 		t.Fatalf("artifact %+v", art)
 	}
-	if r := s.Exec(ctx, contracts.OpExplain, read("DELETE FROM orders")); r.Status != contracts.ExecRefused || r.Refusal.Code != contracts.RefuseNotASelect {
+	if r := s.shownExec(ctx, contracts.OpExplain, read("DELETE FROM orders")); r.Status != contracts.ExecRefused || r.Refusal.Code != contracts.RefuseNotASelect {
 		t.Fatalf("a write was planned: %+v", r)
 	}
 }

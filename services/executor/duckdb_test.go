@@ -52,7 +52,7 @@ func TestDuckDBOverNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := srv.Connect()
-	request := func(op contracts.ExecOp, req contracts.ExecRequest) contracts.ExecReply {
+	request := func(op contracts.ExecOp, req contracts.ExecRequest) shownReply {
 		t.Helper()
 		payload, _ := json.Marshal(req)
 		msg, err := client.RequestWithContext(ctx, contracts.ExecSubject(contracts.EngineDuckDB, op), payload)
@@ -63,7 +63,7 @@ func TestDuckDBOverNATS(t *testing.T) {
 		if err := json.Unmarshal(msg.Data, &reply); err != nil {
 			t.Fatalf("%s: %v in %s", op, err, msg.Data)
 		}
-		return reply
+		return shown(op, req, reply)
 	}
 	req := func(sql string) contracts.ExecRequest {
 		return contracts.ExecRequest{RunID: "run-d", StepID: "s1", ConnectionID: "shop", Profile: contracts.ProfileAgentReadOnly, SQL: sql, TimeoutMs: 5000}

@@ -108,6 +108,9 @@ type ArtifactStore interface {
 type Config struct {
 	// Engine is the engine this executor serves; empty means sqlite.
 	Engine contracts.Engine
+	// NATS is the connection Start serves on; New does not need it, so a
+	// Service can run operations (Exec) without NATS.
+	NATS *nats.Conn
 	// Connections is the connections file's content; the executor serves the
 	// ones of its engine and ignores the others.
 	Connections []connections.Connection
@@ -244,6 +247,7 @@ func New(cfg Config) (*Service, error) {
 		stopReopen: stopReopen,
 		artifacts:  cfg.Artifacts,
 		resources:  cfg.Resources,
+		nc:         cfg.NATS,
 		base:       base,
 		cancel:     cancel,
 	}
@@ -527,11 +531,7 @@ func (s *Service) operate(ctx context.Context, op contracts.ExecOp, eng engine.E
 		return f
 	}
 	reply.Status, reply.Artifact = contracts.ExecOK, &sum
-	if plan != nil {
-		reply.Plan, reply.Text = plan, renderPlan(req.ConnectionID, sum, res.Rows, plan, req.ShowBytes)
-		return reply
-	}
-	reply.Text = renderRows(req.ConnectionID, sum, res.Rows, req.ShowBytes)
+	reply.Plan, reply.Cells = plan, res.Rows.Cells()
 	return reply
 }
 
@@ -563,15 +563,15 @@ func (s *Service) failure(ctx context.Context, op contracts.ExecOp, eng engine.E
 	case err == nil:
 		return reply, false
 	case errors.As(err, &ref):
-		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
+		reply.Status, reply.Refusal = contracts.ExecRefused, ref
 		return reply, true
 	case errors.As(err, &tooLarge):
 		ref = tooLargeRefusal(op, tooLarge)
-		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
+		reply.Status, reply.Refusal = contracts.ExecRefused, ref
 		return reply, true
 	case engine.MayBeLost(err) && s.confirmLost(ctx, eng):
 		ref = s.lose(req.ConnectionID, eng, err)
-		reply.Status, reply.Refusal, reply.Text = contracts.ExecRefused, ref, renderRefusal(ref)
+		reply.Status, reply.Refusal = contracts.ExecRefused, ref
 		return reply, true
 	case !errors.As(err, &dbErr):
 		s.log.Warn("an engine error with no class; its text stays in this log", "op", op,
@@ -584,7 +584,7 @@ func (s *Service) failure(ctx context.Context, op contracts.ExecOp, eng engine.E
 		dbErr = &contracts.DBError{Class: dbErr.Class,
 			Message: "the connection to the database failed during the operation, though the database still answers; the executor's log has its text"}
 	}
-	reply.Status, reply.Error, reply.Text = contracts.ExecError, dbErr, renderError(req.ConnectionID, dbErr)
+	reply.Status, reply.Error = contracts.ExecError, dbErr
 	return reply, true
 }
 
@@ -703,14 +703,14 @@ func (s *Service) catalogOp(ctx context.Context, op contracts.ExecOp, eng engine
 	var (
 		art  contracts.Artifact
 		inv  *contracts.Inventory
-		text string
+		page *contracts.SchemaPage
 		cost engine.Catalog
 		err  error
 	)
 	if op == contracts.OpInventory {
 		art, inv, cost, err = s.inventory(ctx, cat, req, ereq)
 	} else {
-		art, text, cost, err = s.inspect(ctx, cat, req, ereq)
+		art, page, cost, err = s.inspect(ctx, cat, req, ereq)
 	}
 	dur, statements, sql := catalogCost(cost)
 	reply := contracts.ExecReply{DurationMs: dur.Milliseconds(), Statements: statements}
@@ -725,9 +725,8 @@ func (s *Service) catalogOp(ctx context.Context, op contracts.ExecOp, eng engine
 		return f
 	}
 	sum := art.ArtifactSummary
-	reply.Status, reply.Artifact, reply.Text = contracts.ExecOK, &sum, text
+	reply.Status, reply.Artifact, reply.Schema = contracts.ExecOK, &sum, page
 	if inv != nil {
-		reply.Text = fmt.Sprintf("Inventory of connection %s: %s described of %d readable.", req.ConnectionID, plural(len(inv.Relations), "relation"), inv.Total)
 		if b, err := json.Marshal(inv); err == nil && len(b) <= inlineInventoryBytes || s.store() == nil {
 			reply.Inventory = inv
 		}
@@ -822,13 +821,13 @@ func tooLargeRefusal(op contracts.ExecOp, e *rowset.TooLargeError) *contracts.Re
 }
 
 func refused(r *contracts.Refusal) contracts.ExecReply {
-	return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: r, Text: renderRefusal(r)}
+	return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: r}
 }
 
 // failed answers with an error the executor itself raised (not engine text).
 func failed(e *contracts.DBError) contracts.ExecReply {
-	return contracts.ExecReply{Status: contracts.ExecError, Error: e,
-		Text: fmt.Sprintf("The executor could not run the statement (%s): %s.", e.Class, e.Message)}
+	e.ByExecutor = true
+	return contracts.ExecReply{Status: contracts.ExecError, Error: e}
 }
 
 func newCorrelationID() string {

@@ -71,7 +71,7 @@ func read(sql string) contracts.ExecRequest {
 func TestExecReadStoresArtifact(t *testing.T) {
 	store := memStore{}
 	s := newService(t, Config{Artifacts: store})
-	reply := s.Exec(context.Background(), contracts.OpRead,
+	reply := s.shownExec(context.Background(), contracts.OpRead,
 		read("select status, count(*) as orders from orders group by status order by status"))
 	if reply.Status != contracts.ExecOK {
 		t.Fatalf("reply %+v", reply)
@@ -113,7 +113,7 @@ func TestExecRefusals(t *testing.T) {
 		"attach database 'x.db' as x":       refuse.NotASelect,
 		"select 'unterminated":              refuse.Unparsable,
 	} {
-		reply := s.Exec(context.Background(), contracts.OpRead, read(sql))
+		reply := s.shownExec(context.Background(), contracts.OpRead, read(sql))
 		if reply.Status != contracts.ExecRefused || reply.Refusal == nil || reply.Refusal.Code != code {
 			t.Errorf("%q: reply %+v, want refused %s", sql, reply, code)
 			continue
@@ -123,7 +123,7 @@ func TestExecRefusals(t *testing.T) {
 		}
 	}
 	// Nothing ran: the demo file's catalog has no table x.
-	reply := s.Exec(context.Background(), contracts.OpRead, read("select count(*) from sqlite_master where name = 'x'"))
+	reply := s.shownExec(context.Background(), contracts.OpRead, read("select count(*) from sqlite_master where name = 'x'"))
 	if reply.Status != contracts.ExecOK || !strings.Contains(reply.Text, "\n0\n") {
 		t.Fatalf("catalog check: %+v", reply)
 	}
@@ -134,12 +134,12 @@ func TestExecResultBounds(t *testing.T) {
 	s := newService(t, Config{Artifacts: store})
 	ctx := context.Background()
 
-	reply := s.Exec(ctx, contracts.OpRead, read("select id from orders where id <= 200"))
+	reply := s.shownExec(ctx, contracts.OpRead, read("select id from orders where id <= 200"))
 	if reply.Status != contracts.ExecOK || reply.Artifact.Rows != 200 || reply.Artifact.Truncated {
 		t.Fatalf("200 rows: %+v", reply)
 	}
 
-	reply = s.Exec(ctx, contracts.OpRead, read("select id from orders where id <= 201"))
+	reply = s.shownExec(ctx, contracts.OpRead, read("select id from orders where id <= 201"))
 	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.ResultTooLarge || reply.Statements != 1 {
 		t.Fatalf("201 rows, agent: %+v", reply)
 	}
@@ -148,7 +148,7 @@ func TestExecResultBounds(t *testing.T) {
 	}
 
 	wide := read("select id, printf('%.2000c', 'x') from orders where id <= 150")
-	reply = s.Exec(ctx, contracts.OpRead, wide)
+	reply = s.shownExec(ctx, contracts.OpRead, wide)
 	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.ResultTooLarge {
 		t.Fatalf("300 KB, agent: %+v", reply)
 	}
@@ -156,18 +156,18 @@ func TestExecResultBounds(t *testing.T) {
 	// A request may lower the bound, not raise it.
 	low := read("select id from orders where id <= 11")
 	low.MaxRows = 10
-	if reply = s.Exec(ctx, contracts.OpRead, low); reply.Status != contracts.ExecRefused {
+	if reply = s.shownExec(ctx, contracts.OpRead, low); reply.Status != contracts.ExecRefused {
 		t.Fatalf("11 rows under maxRows 10: %+v", reply)
 	}
 	high := read("select id from orders where id <= 201")
 	high.MaxRows = 1000
-	if reply = s.Exec(ctx, contracts.OpRead, high); reply.Status != contracts.ExecRefused {
+	if reply = s.shownExec(ctx, contracts.OpRead, high); reply.Status != contracts.ExecRefused {
 		t.Fatalf("201 rows under maxRows 1000, agent: %+v", reply)
 	}
 
 	inspect := read("select id from orders where id <= 201")
 	inspect.Profile, inspect.MaxRows = contracts.ProfileInspect, 200
-	reply = s.Exec(ctx, contracts.OpRead, inspect)
+	reply = s.shownExec(ctx, contracts.OpRead, inspect)
 	if reply.Status != contracts.ExecOK || reply.Artifact.Rows != 200 || !reply.Artifact.Truncated ||
 		len(reply.Artifact.TruncatedBy) != 1 || reply.Artifact.TruncatedBy[0] != "rows" {
 		t.Fatalf("201 rows, inspect: %+v", reply)
@@ -181,7 +181,7 @@ func TestExecResultBounds(t *testing.T) {
 
 	wide.Profile = contracts.ProfileInspect
 	wide.MaxBytes = 256 << 10
-	reply = s.Exec(ctx, contracts.OpRead, wide)
+	reply = s.shownExec(ctx, contracts.OpRead, wide)
 	if reply.Status != contracts.ExecOK || reply.Artifact.TruncatedBy[0] != "answer_characters" || reply.Artifact.Bytes > 256<<10 {
 		t.Fatalf("300 KB, inspect: %+v", reply.Artifact)
 	}
@@ -193,12 +193,12 @@ func TestExecErrors(t *testing.T) {
 
 	slow := read("with recursive c(x) as (select 1 union all select x+1 from c) select count(*) from c")
 	slow.TimeoutMs = 50
-	reply := s.Exec(ctx, contracts.OpRead, slow)
+	reply := s.shownExec(ctx, contracts.OpRead, slow)
 	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBTimeout || reply.Statements != 1 {
 		t.Fatalf("timeout: %+v", reply)
 	}
 
-	reply = s.Exec(ctx, contracts.OpRead, read("select * from invoices"))
+	reply = s.shownExec(ctx, contracts.OpRead, read("select * from invoices"))
 	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBMissingObject {
 		t.Fatalf("missing table: %+v", reply)
 	}
@@ -207,7 +207,7 @@ func TestExecErrors(t *testing.T) {
 		t.Errorf("engine text not fenced:\n%s", reply.Text)
 	}
 
-	reply = s.Exec(ctx, contracts.OpRead, read("with x as (select 1) delete from orders"))
+	reply = s.shownExec(ctx, contracts.OpRead, read("with x as (select 1) delete from orders"))
 	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.NotASelect {
 		t.Fatalf("WITH … DELETE: %+v", reply)
 	}
@@ -216,7 +216,7 @@ func TestExecErrors(t *testing.T) {
 func TestExecBlob(t *testing.T) {
 	store := memStore{}
 	s := newService(t, Config{Artifacts: store})
-	reply := s.Exec(context.Background(), contracts.OpRead, read("select x'00ff10' as b, cast(null as blob) as n"))
+	reply := s.shownExec(context.Background(), contracts.OpRead, read("select x'00ff10' as b, cast(null as blob) as n"))
 	if reply.Status != contracts.ExecOK {
 		t.Fatalf("reply %+v", reply)
 	}
@@ -255,7 +255,7 @@ func TestExecRequestProblems(t *testing.T) {
 		if tc.req != nil {
 			tc.req(&req)
 		}
-		reply := s.Exec(ctx, tc.op, req)
+		reply := s.shownExec(ctx, tc.op, req)
 		if reply.Status != contracts.ExecRefused || reply.Refusal.Code != tc.code {
 			t.Errorf("%s: reply %+v, want refused %s", name, reply, tc.code)
 		}
@@ -263,7 +263,7 @@ func TestExecRequestProblems(t *testing.T) {
 	// An empty profile is the strictest.
 	req := read("select id from orders where id <= 201")
 	req.Profile = ""
-	if reply := s.Exec(ctx, contracts.OpRead, req); reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.ResultTooLarge {
+	if reply := s.shownExec(ctx, contracts.OpRead, req); reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.ResultTooLarge {
 		t.Errorf("empty profile: %+v", reply)
 	}
 }
@@ -276,7 +276,7 @@ func TestExecBusy(t *testing.T) {
 		s.sem <- struct{}{} // eight reads in flight
 	}
 	start := time.Now()
-	reply := s.Exec(context.Background(), contracts.OpRead, read("select 1"))
+	reply := s.shownExec(context.Background(), contracts.OpRead, read("select 1"))
 	waited := time.Since(start)
 	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseExecutorBusy || !strings.Contains(reply.Refusal.Fix, "retry") {
 		t.Fatalf("ninth read: %+v", reply)
@@ -286,7 +286,7 @@ func TestExecBusy(t *testing.T) {
 	}
 	// A slot that frees during the wait is taken.
 	time.AfterFunc(100*time.Millisecond, func() { <-s.sem })
-	if reply := s.Exec(context.Background(), contracts.OpRead, read("select 1")); reply.Status != contracts.ExecOK {
+	if reply := s.shownExec(context.Background(), contracts.OpRead, read("select 1")); reply.Status != contracts.ExecOK {
 		t.Fatalf("a slot freed during the wait: %+v", reply)
 	}
 }
@@ -299,7 +299,7 @@ func TestExecConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range 10 {
 				req := read(fmt.Sprintf("select count(*) from orders where customer_id %% 8 = %d and id > %d", g, i))
-				if reply := s.Exec(context.Background(), contracts.OpRead, req); reply.Status != contracts.ExecOK {
+				if reply := s.shownExec(context.Background(), contracts.OpRead, req); reply.Status != contracts.ExecOK {
 					errs <- fmt.Sprintf("goroutine %d: %+v", g, reply)
 					return
 				}
@@ -329,7 +329,7 @@ func TestExecAfterStop(t *testing.T) {
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	reply := s.Exec(context.Background(), contracts.OpRead, read("select 1"))
+	reply := s.shownExec(context.Background(), contracts.OpRead, read("select 1"))
 	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBUnavailable {
 		t.Fatalf("after stop: %+v", reply)
 	}
@@ -360,7 +360,7 @@ func TestNewStartsWithUnopenableFiles(t *testing.T) {
 		}
 		req := read("select 1")
 		req.ConnectionID = d.ID
-		reply := s.Exec(context.Background(), contracts.OpRead, req)
+		reply := s.shownExec(context.Background(), contracts.OpRead, req)
 		if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseConnectionUnavailable ||
 			!strings.Contains(reply.Refusal.Reason, d.Reason) {
 			t.Errorf("%s: %+v", d.ID, reply)
@@ -369,12 +369,22 @@ func TestNewStartsWithUnopenableFiles(t *testing.T) {
 	if ds[1].Reason != "the database file does not exist" {
 		t.Errorf("missing file: %q", ds[1].Reason)
 	}
-	if reply := s.Exec(context.Background(), contracts.OpRead, read("select 1")); reply.Status != contracts.ExecOK {
+	if reply := s.shownExec(context.Background(), contracts.OpRead, read("select 1")); reply.Status != contracts.ExecOK {
 		t.Errorf("the available connection: %+v", reply)
 	}
 }
 
-// TestGolden pins the text a model reads.
+// goldenCase is one executor answer TestGolden pins: the operation, the
+// request and the reply (its timing zeroed), as data. The orchestrator
+// renders these same replies for the model (its testdata/visible/replies.*).
+type goldenCase struct {
+	Op    contracts.ExecOp      `json:"op"`
+	Req   contracts.ExecRequest `json:"req"`
+	Reply contracts.ExecReply   `json:"reply"`
+}
+
+// TestGolden pins what the executor answers, as data: a read, a schema
+// read, a database error and a refusal on the demo database.
 func TestGolden(t *testing.T) {
 	s := newService(t, Config{})
 	ctx := context.Background()
@@ -383,20 +393,26 @@ func TestGolden(t *testing.T) {
 	schema := read("")
 	schema.Table, schema.CorrelationID = "orders", "c_golden_schema"
 	errReq := read("select nope from customers")
+	errReq.CorrelationID = "c_golden_error"
 	refusal := read("select 1; delete from orders")
-	var b strings.Builder
+	refusal.CorrelationID = "c_golden_refused"
+	var cases []goldenCase
 	for _, tc := range []struct {
 		op  contracts.ExecOp
 		req contracts.ExecRequest
 	}{{contracts.OpRead, r}, {contracts.OpSchema, schema}, {contracts.OpRead, errReq}, {contracts.OpRead, refusal}} {
 		reply := s.Exec(ctx, tc.op, tc.req)
-		b.WriteString("=== " + string(tc.op) + " " + string(reply.Status) + "\n")
-		b.WriteString(reply.Text)
-		b.WriteString("\n")
+		reply.DurationMs = 0
+		cases = append(cases, goldenCase{tc.op, tc.req, reply})
 	}
-	golden := filepath.Join("testdata", "replies.golden")
+	got, err := json.MarshalIndent(cases, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "replies.json")
 	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -404,8 +420,8 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update)", err)
 	}
-	if b.String() != string(want) {
-		t.Errorf("replies differ from %s (go test -update to accept):\n%s", golden, b.String())
+	if string(got) != string(want) {
+		t.Errorf("replies differ from %s (go test -update to accept):\n%s", golden, got)
 	}
 }
 
@@ -459,7 +475,7 @@ func TestNATS(t *testing.T) {
 	schemaReq.Table, schemaReq.CorrelationID = "payments", "c_schema_1"
 	payload, _ = json.Marshal(schemaReq)
 	reply = request(contracts.OpSchema, payload)
-	if reply.Status != contracts.ExecOK || !strings.Contains(reply.Text, `"main"."payments" — table`) || reply.Artifact.CorrelationID != "c_schema_1" {
+	if reply.Status != contracts.ExecOK || !strings.Contains(shown(contracts.OpSchema, schemaReq, reply).Text, `"main"."payments" — table`) || reply.Artifact.CorrelationID != "c_schema_1" {
 		t.Fatalf("schema: %+v", reply)
 	}
 	art, err = store.Get(ctx, "run-1", "c_schema_1")
@@ -534,7 +550,7 @@ func (failingStore) Put(context.Context, contracts.Artifact) error { return erro
 
 func TestExecStoreFailure(t *testing.T) {
 	s := newService(t, Config{Artifacts: failingStore{}})
-	reply := s.Exec(context.Background(), contracts.OpRead, read("select 1"))
+	reply := s.shownExec(context.Background(), contracts.OpRead, read("select 1"))
 	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBUnavailable || reply.Artifact != nil || reply.Statements != 1 {
 		t.Fatalf("reply %+v", reply)
 	}
@@ -547,12 +563,12 @@ func TestHandoverProfile(t *testing.T) {
 	ctx := context.Background()
 	ok := read("select id from orders where id <= 500")
 	ok.Profile = contracts.ProfileAgentHandover
-	if reply := s.Exec(ctx, contracts.OpRead, ok); reply.Status != contracts.ExecOK || reply.Artifact.Rows != 500 || reply.Artifact.Truncated {
+	if reply := s.shownExec(ctx, contracts.OpRead, ok); reply.Status != contracts.ExecOK || reply.Artifact.Rows != 500 || reply.Artifact.Truncated {
 		t.Fatalf("500 rows, handover: %+v", reply)
 	}
 	over := read("select id from orders where id <= 501")
 	over.Profile = contracts.ProfileAgentHandover
-	if reply := s.Exec(ctx, contracts.OpRead, over); reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.ResultTooLarge {
+	if reply := s.shownExec(ctx, contracts.OpRead, over); reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.ResultTooLarge {
 		t.Fatalf("501 rows, handover: %+v", reply)
 	}
 	p := profiles[contracts.ProfileAgentHandover]

@@ -93,7 +93,7 @@ type fenceCase struct {
 func checkFenced(t *testing.T, s *Service, cases map[string]fenceCase) {
 	t.Helper()
 	for name, c := range cases {
-		reply := s.Exec(context.Background(), c.op, c.req)
+		reply := s.shownExec(context.Background(), c.op, c.req)
 		if reply.Status == "" || reply.Text == "" {
 			t.Errorf("%s: no reply text: %+v", name, reply)
 			continue

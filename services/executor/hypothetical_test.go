@@ -32,7 +32,7 @@ func TestExplainHypotheticalUnavailable(t *testing.T) {
 		s := newService(t, Config{Engine: c.engine, Connections: []connections.Connection{c.conn}, Artifacts: memStore{}})
 		req := contracts.ExecRequest{RunID: "run-h", StepID: "s1", ConnectionID: c.conn.ID, Profile: contracts.ProfileAgentReadOnly,
 			SQL: c.sql, TimeoutMs: 5000, HypotheticalIndex: "CREATE INDEX ON orders (status)"}
-		r := s.Exec(ctx, contracts.OpExplain, req)
+		r := s.shownExec(ctx, contracts.OpExplain, req)
 		if r.Status != contracts.ExecRefused || r.Refusal.Code != contracts.RefuseHypotheticalUnavailable || r.Statements != 0 {
 			t.Fatalf("%s: %+v", c.engine, r)
 		}
@@ -41,7 +41,7 @@ func TestExplainHypotheticalUnavailable(t *testing.T) {
 			t.Errorf("%s: refusal %+v\n%s", c.engine, r.Refusal, r.Text)
 		}
 		req.HypotheticalIndex = ""
-		if r := s.Exec(ctx, contracts.OpExplain, req); r.Status != contracts.ExecOK || r.Plan == nil || r.Plan.HypotheticalIndex != "" {
+		if r := s.shownExec(ctx, contracts.OpExplain, req); r.Status != contracts.ExecOK || r.Plan == nil || r.Plan.HypotheticalIndex != "" {
 			t.Errorf("%s: a plain plan: %+v", c.engine, r)
 		}
 	}
@@ -89,12 +89,12 @@ ANALYZE public.items`)
 		{ID: "pg", Engine: contracts.EnginePostgres, DSN: dsn, Readable: []string{"public.items"}}}})
 	req := contracts.ExecRequest{RunID: "run-h", StepID: "s1", ConnectionID: "pg", Profile: contracts.ProfileAgentReadOnly,
 		SQL: "SELECT id FROM public.items WHERE k = 42", TimeoutMs: 5000}
-	r := s.Exec(ctx, contracts.OpExplain, req)
+	r := s.shownExec(ctx, contracts.OpExplain, req)
 	if r.Status != contracts.ExecOK || r.Plan.Access[0].Access != contracts.AccessFullScan || strings.Contains(r.Text, "hypothetical") {
 		t.Fatalf("plain plan: %+v\n%s", r.Plan, r.Text)
 	}
 	req.HypotheticalIndex = "CREATE INDEX items_k ON items (k)"
-	r = s.Exec(ctx, contracts.OpExplain, req)
+	r = s.shownExec(ctx, contracts.OpExplain, req)
 	if r.Status != contracts.ExecOK || r.Plan.HypotheticalIndex != "CREATE INDEX ON public.items USING btree (k)" ||
 		r.Plan.Access[0].Access != contracts.AccessIndex || !strings.HasSuffix(r.Plan.Access[0].Index, ">btree_items_k") {
 		t.Fatalf("hypothetical plan: %+v %+v\n%s", r.Plan, r.Refusal, r.Text)
@@ -104,7 +104,7 @@ ANALYZE public.items`)
 		t.Errorf("text:\n%s", r.Text)
 	}
 	req.HypotheticalIndex = "CREATE INDEX ON public.items (k); DROP TABLE public.items"
-	if r := s.Exec(ctx, contracts.OpExplain, req); r.Status != contracts.ExecRefused || r.Refusal.Code != contracts.RefuseNotOneStatement || r.Statements != 0 {
+	if r := s.shownExec(ctx, contracts.OpExplain, req); r.Status != contracts.ExecRefused || r.Refusal.Code != contracts.RefuseNotOneStatement || r.Statements != 0 {
 		t.Errorf("stacked index text: %+v", r)
 	}
 }

@@ -338,7 +338,7 @@ func TestStatementFailureLeavesTheConnectionAvailable(t *testing.T) {
 		t.Run(string(c.engine), func(t *testing.T) {
 			s := newService(t, Config{Engine: c.engine, Connections: []connections.Connection{c.conn}})
 			req := contracts.ExecRequest{RunID: "run-own", StepID: "s1", ConnectionID: c.conn.ID, Profile: contracts.ProfileAgentReadOnly, SQL: c.bad, TimeoutMs: 5000}
-			reply := s.Exec(context.Background(), contracts.OpRead, req)
+			reply := s.shownExec(context.Background(), contracts.OpRead, req)
 			if reply.Status != contracts.ExecError || reply.Error == nil || reply.Error.Class != contracts.DBOther || reply.ConnectionUnavailable() {
 				t.Fatalf("the statement's own failure: %+v (refusal %+v, error %+v)", reply, reply.Refusal, reply.Error)
 			}
@@ -349,7 +349,7 @@ func TestStatementFailureLeavesTheConnectionAvailable(t *testing.T) {
 				t.Errorf("a statement's failure made the connection %+v", d)
 			}
 			req.StepID, req.SQL = "s2", "SELECT 1 AS one"
-			if r := s.Exec(context.Background(), contracts.OpRead, req); r.Status != contracts.ExecOK {
+			if r := s.shownExec(context.Background(), contracts.OpRead, req); r.Status != contracts.ExecOK {
 				t.Errorf("the next read: %+v %+v %+v", r, r.Refusal, r.Error)
 			}
 		})

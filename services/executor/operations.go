@@ -8,14 +8,10 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
-
-// MomentNotHistory is said with every operational reading.
-const MomentNotHistory = "A moment, not a history: this reading says what the engine reported as it was taken."
 
 // operationsOp answers contracts.OpOperations: one curated reading of what
 // the engine reports about itself (engine.Operator), narrowed here — by
@@ -55,7 +51,6 @@ func (s *Service) operationsOp(ctx context.Context, eng engine.Engine, req *cont
 	switch {
 	case errors.As(err, &unsupported):
 		reply.Status, reply.Refusal = contracts.ExecRefused, refuse.New(contracts.RefuseKindUnsupported, unsupported.Reason, unsupported.Fix)
-		reply.Text = renderRefusal(reply.Refusal)
 		return reply
 	case errors.As(err, &tooLarge):
 		return overBudget(reply, fmt.Sprintf("the engine's reading passed its own bound (%s) before it could be narrowed", tooLarge.Error()))
@@ -109,8 +104,8 @@ func (s *Service) operationsOp(ctx context.Context, eng engine.Engine, req *cont
 	if f, failed := s.put(ctx, art, reply); failed {
 		return f
 	}
-	reply.Status, reply.Artifact = contracts.ExecOK, &sum
-	reply.Text = renderReading(req, kind, sum, set, rd, narrowed, past)
+	reply.Status, reply.Artifact, reply.Cells = contracts.ExecOK, &sum, set.Cells()
+	reply.Reading = &contracts.ReadingSummary{Narrowed: narrowed, Past: past, Hidden: rd.Hidden, Withheld: rd.Withheld, Notes: rd.Notes}
 	return reply
 }
 
@@ -119,7 +114,6 @@ func overBudget(reply contracts.ExecReply, reason string) contracts.ExecReply {
 	reply.Status = contracts.ExecRefused
 	reply.Refusal = refuse.New(contracts.RefuseReadingOverBudget, reason+"; a partial operational reading would mislead, so none is shown",
 		"take it again with a smaller limit, or narrow it to one schema")
-	reply.Text = renderRefusal(reply.Refusal)
 	return reply
 }
 
@@ -130,38 +124,4 @@ func kindNames() string {
 		names[i] = string(k)
 	}
 	return strings.Join(names, ", ")
-}
-
-// renderReading renders a reading for the model: the server's lines (what
-// was read, how it was narrowed and bounded, what the engine says about
-// its figures, that it is a moment), then the rows fenced — names and
-// statements in them are the database's.
-func renderReading(req *contracts.ExecRequest, kind contracts.OperationsKind, sum contracts.ArtifactSummary, set *rowset.Set, rd engine.Reading, narrowed, past int) string {
-	head := columnLine(set)
-	// Within the request's show bytes the reading keeps its first whole
-	// rows and says how many it shows; the artifact holds them all.
-	return fit(req.ShowBytes, rowLines(set), func(kept []string, c *cut) string {
-		var b strings.Builder
-		fmt.Fprintf(&b, "Operational reading %s on connection %s: %s, %s. Cite it as %s.\n",
-			kind, req.ConnectionID, plural(sum.Rows, "row"), plural(len(sum.Columns), "column"), evidence(sum.CorrelationID))
-		if req.Schema != "" {
-			fmt.Fprintf(&b, "Narrowed to one schema: %s left out as another schema's; rows that name no relation are kept.\n", plural(narrowed, "row"))
-		}
-		if past > 0 {
-			fmt.Fprintf(&b, "The first %s in the reading's order are shown; %d more were not (the limit).\n", plural(sum.Rows, "row"), past)
-		}
-		if rd.Hidden > 0 {
-			fmt.Fprintf(&b, "%s left out: they name a relation this connection's readable patterns hide.\n", plural(rd.Hidden, "row"))
-		}
-		if rd.Withheld > 0 {
-			fmt.Fprintf(&b, "%s withheld (shown as NULL): they name a relation this connection's readable patterns hide.\n", plural(rd.Withheld, "statement text"))
-		}
-		for _, n := range rd.Notes {
-			b.WriteString("Note: " + n + ".\n")
-		}
-		b.WriteString(MomentNotHistory + "\n")
-		b.WriteString(c.sentence("rows", "reading", sum.CorrelationID, "take it again with a smaller limit or narrowed to one schema to see the rest"))
-		b.WriteString(fence.Wrap("reading from connection "+req.ConnectionID, head+strings.Join(kept, "")))
-		return b.String()
-	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/exectext"
 	"github.com/sondehq/sonde/pkg/fence/fencetest"
 	"github.com/sondehq/sonde/pkg/pgtest"
 	"github.com/sondehq/sonde/services/executor/connections"
@@ -66,7 +67,7 @@ func TestOperationsOnChinook(t *testing.T) {
 			s := newService(t, Config{Engine: c.engine, Artifacts: store,
 				Connections: []connections.Connection{{ID: "chinook", Engine: c.engine, Path: path}}})
 			for _, kind := range contracts.OperationsKinds {
-				reply := s.Exec(context.Background(), contracts.OpOperations, opsRequest("chinook", kind))
+				reply := s.shownExec(context.Background(), contracts.OpOperations, opsRequest("chinook", kind))
 				if kind == contracts.OpsSessions || kind == contracts.OpsSlowQueries {
 					if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseKindUnsupported ||
 						reply.Refusal.Reason == "" || !strings.Contains(reply.Refusal.Fix, "table-stats") {
@@ -81,7 +82,7 @@ func TestOperationsOnChinook(t *testing.T) {
 				if !ok || !reflect.DeepEqual(art.Columns, contracts.OperationsColumns[kind]) || art.Profile != contracts.ProfileAgentOperations || art.SQL == "" {
 					t.Errorf("%s: artifact %+v", kind, art.ArtifactSummary)
 				}
-				if err := fencetest.Check(reply.Text, 1); err != nil || !strings.Contains(reply.Text, MomentNotHistory) {
+				if err := fencetest.Check(reply.Text, 1); err != nil || !strings.Contains(reply.Text, exectext.MomentNotHistory) {
 					t.Errorf("%s: %v\n%s", kind, err, reply.Text)
 				}
 			}
@@ -102,10 +103,10 @@ func TestOperationsRequest(t *testing.T) {
 	path := chinookFile(t, "chinook.sqlite")
 	store := memStore{}
 	s := newService(t, Config{Artifacts: store, Connections: []connections.Connection{{ID: "chinook", Engine: contracts.EngineSQLite, Path: path}}})
-	exec := func(mut func(*contracts.ExecRequest)) contracts.ExecReply {
+	exec := func(mut func(*contracts.ExecRequest)) shownReply {
 		req := opsRequest("chinook", contracts.OpsTableStats)
 		mut(&req)
-		return s.Exec(context.Background(), contracts.OpOperations, req)
+		return s.shownExec(context.Background(), contracts.OpOperations, req)
 	}
 
 	reply := exec(func(r *contracts.ExecRequest) { r.Kind = "locks" })
@@ -150,7 +151,7 @@ func TestOperationsOverBudget(t *testing.T) {
 	s := newService(t, Config{Connections: []connections.Connection{{ID: "chinook", Engine: contracts.EngineSQLite, Path: path}}})
 	req := opsRequest("chinook", contracts.OpsTableStats)
 	req.MaxBytes = 200
-	reply := s.Exec(context.Background(), contracts.OpOperations, req)
+	reply := s.shownExec(context.Background(), contracts.OpOperations, req)
 	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseReadingOverBudget || reply.Artifact != nil {
 		t.Fatalf("over budget: %+v", reply)
 	}
@@ -162,10 +163,10 @@ func TestOperationsProfileAndCapability(t *testing.T) {
 	s := newService(t, Config{})
 	read := read("select 1")
 	read.Profile = contracts.ProfileAgentOperations
-	if reply := s.Exec(context.Background(), contracts.OpRead, read); reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.Unsupported {
+	if reply := s.shownExec(context.Background(), contracts.OpRead, read); reply.Status != contracts.ExecRefused || reply.Refusal.Code != refuse.Unsupported {
 		t.Errorf("a read under agent-operations: %+v", reply)
 	}
-	if reply := s.Exec(context.Background(), contracts.OpOperations, opsRequest("demo", contracts.OpsHealth)); reply.Status != contracts.ExecOK {
+	if reply := s.shownExec(context.Background(), contracts.OpOperations, opsRequest("demo", contracts.OpsHealth)); reply.Status != contracts.ExecOK {
 		t.Errorf("health under agent-operations: %+v", reply)
 	}
 	// The same SQLite engine, seen only as an engine.Engine.
@@ -173,7 +174,7 @@ func TestOperationsProfileAndCapability(t *testing.T) {
 	srv.mu.Lock()
 	srv.engine = plainEngine{srv.engine}
 	srv.mu.Unlock()
-	reply := s.Exec(context.Background(), contracts.OpOperations, opsRequest("demo", contracts.OpsHealth))
+	reply := s.shownExec(context.Background(), contracts.OpOperations, opsRequest("demo", contracts.OpsHealth))
 	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseKindUnsupported {
 		t.Errorf("an engine without readings: %+v", reply)
 	}
@@ -193,7 +194,7 @@ func TestOperationsHoldTheFence(t *testing.T) {
 		cases[string(kind)] = fenceCase{contracts.OpOperations, opsRequest("hostile", kind)}
 	}
 	checkFenced(t, s, cases)
-	reply := s.Exec(context.Background(), contracts.OpOperations, opsRequest("hostile", contracts.OpsTableStats))
+	reply := s.shownExec(context.Background(), contracts.OpOperations, opsRequest("hostile", contracts.OpsTableStats))
 	if reply.Status != contracts.ExecOK || reply.Artifact.Rows < 12 {
 		t.Errorf("table-stats of the hostile file: %+v", reply.Artifact)
 	}
@@ -233,7 +234,7 @@ func TestOperationsOnPostgres(t *testing.T) {
 	for _, kind := range contracts.OperationsKinds {
 		req := opsRequest("pg", kind)
 		req.Schema = a
-		reply := s.Exec(ctx, contracts.OpOperations, req)
+		reply := s.shownExec(ctx, contracts.OpOperations, req)
 		if kind == contracts.OpsSlowQueries && reply.Status == contracts.ExecRefused && reply.Refusal.Code == contracts.RefuseKindUnsupported {
 			continue
 		}
@@ -258,7 +259,7 @@ func TestOperationsOnPostgres(t *testing.T) {
 		for _, kind := range []contracts.OperationsKind{contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage} {
 			req := opsRequest("pg", kind)
 			req.Schema = schema
-			if reply := s.Exec(ctx, contracts.OpOperations, req); reply.Status != contracts.ExecOK || kind != contracts.OpsStorage && reply.Artifact.Rows != 0 {
+			if reply := s.shownExec(ctx, contracts.OpOperations, req); reply.Status != contracts.ExecOK || kind != contracts.OpsStorage && reply.Artifact.Rows != 0 {
 				t.Errorf("%s narrowed to %q: %+v", kind, schema, reply)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/exectext"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/fence/fencetest"
 	"github.com/sondehq/sonde/services/executor/connections"
@@ -87,7 +88,7 @@ func TestAWideResultIsShownWithinTheShowBudget(t *testing.T) {
 	s := newService(t, Config{Artifacts: store, Connections: []connections.Connection{{ID: "wide", Engine: contracts.EngineSQLite, Path: wideSQLite(t)}}})
 	req := contracts.ExecRequest{RunID: "run-1", StepID: "s1", CorrelationID: "r3", ConnectionID: "wide", Profile: contracts.ProfileAgentReadOnly,
 		SQL: "SELECT id, a, b, c FROM wide ORDER BY id", TimeoutMs: 5000}
-	whole := s.Exec(context.Background(), contracts.OpRead, req)
+	whole := s.shownExec(context.Background(), contracts.OpRead, req)
 	if whole.Status != contracts.ExecOK || len(whole.Text) < 150_000 || shownLine.MatchString(whole.Text) {
 		t.Fatalf("unbounded read: %s, %d bytes of text (want the whole ~190 KB, nothing cut)", whole.Status, len(whole.Text))
 	}
@@ -95,7 +96,7 @@ func TestAWideResultIsShownWithinTheShowBudget(t *testing.T) {
 
 	for _, show := range []int{2048, 8 << 10, 700} {
 		req.ShowBytes, req.StepID = show, fmt.Sprint("s", show)
-		reply := s.Exec(context.Background(), contracts.OpRead, req)
+		reply := s.shownExec(context.Background(), contracts.OpRead, req)
 		if reply.Status != contracts.ExecOK {
 			t.Fatalf("show %d: %+v", show, reply)
 		}
@@ -152,7 +153,7 @@ func TestCutRenderingsHoldTheFence(t *testing.T) {
 	for show := 400; show <= 6000; show += 350 {
 		req := contracts.ExecRequest{RunID: "run-1", StepID: fmt.Sprint("s", show), ConnectionID: "wide", Profile: contracts.ProfileAgentReadOnly,
 			SQL: "SELECT a FROM hostile LIMIT 200", TimeoutMs: 5000, ShowBytes: show}
-		reply := s.Exec(context.Background(), contracts.OpRead, req)
+		reply := s.shownExec(context.Background(), contracts.OpRead, req)
 		if reply.Status != contracts.ExecOK {
 			t.Fatalf("%+v", reply)
 		}
@@ -189,7 +190,7 @@ func TestPlansReadingsAndProfilesAreShownWithinTheShowBudget(t *testing.T) {
 		{"plan", contracts.OpExplain, contracts.ExecRequest{Profile: contracts.ProfileAgentReadOnly, SQL: strings.Join(union, " UNION ALL ")},
 			"plan lines", "plan", "Summary:\n"},
 		{"reading", contracts.OpOperations, contracts.ExecRequest{Profile: contracts.ProfileAgentOperations, Kind: contracts.OpsTableStats},
-			"rows", "reading", MomentNotHistory},
+			"rows", "reading", exectext.MomentNotHistory},
 		{"profile", contracts.OpProfile, contracts.ExecRequest{Profile: contracts.ProfileAgentReadOnly, Table: "survey", Depth: contracts.DepthDistribution},
 			"lines of columns and findings", "profile", `Not shown here: the columns from fromColumn on; profile them with profile_table {"depth":"distribution","fromColumn":"measurement_of_the_customer_satisfaction_survey_answer_`},
 	}
@@ -197,12 +198,12 @@ func TestPlansReadingsAndProfilesAreShownWithinTheShowBudget(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.req
 			r.RunID, r.StepID, r.CorrelationID, r.ConnectionID, r.TimeoutMs = "run-1", c.name, fmt.Sprint("r", i+1), "wide", 5000
-			whole := s.Exec(context.Background(), c.op, r)
+			whole := s.shownExec(context.Background(), c.op, r)
 			if whole.Status != contracts.ExecOK || len(whole.Text) <= show {
 				t.Fatalf("unbounded: %s, %d bytes (the case must exceed %d): %+v", whole.Status, len(whole.Text), show, whole.Refusal)
 			}
 			r.ShowBytes, r.StepID = show, c.name+"-shown"
-			reply := s.Exec(context.Background(), c.op, r)
+			reply := s.shownExec(context.Background(), c.op, r)
 			if reply.Status != contracts.ExecOK || len(reply.Text) > show {
 				t.Fatalf("%s, %d bytes, want within %d:\n%s", reply.Status, len(reply.Text), show, reply.Text)
 			}
@@ -240,9 +241,9 @@ func TestPlansReadingsAndProfilesAreShownWithinTheShowBudget(t *testing.T) {
 func TestSchemaReadsAreShownWithinTheShowBudget(t *testing.T) {
 	s := newService(t, Config{Connections: []connections.Connection{{ID: "wide", Engine: contracts.EngineSQLite, Path: wideSQLite(t)}}})
 	const show = 2048
-	ask := func(step string, r contracts.ExecRequest) contracts.ExecReply {
+	ask := func(step string, r contracts.ExecRequest) shownReply {
 		r.RunID, r.StepID, r.CorrelationID, r.ConnectionID, r.Profile, r.TimeoutMs, r.ShowBytes = "run-1", step, "r1", "wide", contracts.ProfileAgentReadOnly, 5000, show
-		reply := s.Exec(context.Background(), contracts.OpSchema, r)
+		reply := s.shownExec(context.Background(), contracts.OpSchema, r)
 		if reply.Status != contracts.ExecOK {
 			t.Fatalf("%s: %+v", step, reply)
 		}

@@ -78,7 +78,7 @@ func TestProfileChinookDuckDB(t *testing.T) {
 		Path: path, LargeTables: map[string]string{"main.events": "event_date"}}}})
 	ctx := context.Background()
 
-	tp := wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("duck", "main.Customer", contracts.DepthPattern, "")))
+	tp := wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", "main.Customer", contracts.DepthPattern, "")))
 	if tp.Rows != 59 || len(tp.Columns) != 13 {
 		t.Fatalf("Customer %+v", tp)
 	}
@@ -90,38 +90,38 @@ func TestProfileChinookDuckDB(t *testing.T) {
 	}
 	// DuckDB folds names: Customer and s2.customer answer "customer"
 	// equally, so it is refused, naming both.
-	r := s.Exec(ctx, contracts.OpProfile, profileReq("duck", "customer", "", ""))
+	r := s.shownExec(ctx, contracts.OpProfile, profileReq("duck", "customer", "", ""))
 	wantRefusal(t, r, contracts.RefuseTableSpellingAmbiguous)
 	if !strings.Contains(r.Refusal.Reason, `"main"."Customer"`) || !strings.Contains(r.Refusal.Reason, `"s2"."customer"`) {
 		t.Errorf("refusal %+v", r.Refusal)
 	}
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("duck", "MAIN.customer", "", "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", "MAIN.customer", "", "")))
 	if tp.Table.Schema != "main" || tp.Table.Name != "Customer" {
 		t.Errorf("Customer resolved to %+v", tp.Table)
 	}
 
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("duck", "docs", contracts.DepthDistribution, "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", "docs", contracts.DepthDistribution, "")))
 	for _, c := range tp.Columns {
 		if c.Distinct == nil || c.Present != 100 {
 			t.Errorf("docs %+v", c)
 		}
 	}
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("duck", "events", "", "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", "events", "", "")))
 	if !tp.Sampled || tp.Rows != engine.ProfileSampleRows {
 		t.Errorf("events %+v", tp)
 	}
 	for _, name := range []string{"ticket_seq", "twice"} {
-		wantRefusal(t, s.Exec(ctx, contracts.OpProfile, profileReq("duck", name, "", "")), contracts.RefuseObjectNotProfilable)
+		wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", name, "", "")), contracts.RefuseObjectNotProfilable)
 	}
 
 	for i, name := range HostileTableNames {
-		tp := wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("duck", name, contracts.DepthPattern, "")))
+		tp := wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", name, contracts.DepthPattern, "")))
 		if tp.Table.Name != name || tp.Rows != 1 || tp.Columns[0].Present != 1 {
 			t.Errorf("%d %q: %+v", i, name, tp)
 		}
 	}
 	for _, spelling := range HostileSpellings {
-		r := s.Exec(ctx, contracts.OpProfile, profileReq("duck", spelling, "", ""))
+		r := s.shownExec(ctx, contracts.OpProfile, profileReq("duck", spelling, "", ""))
 		if r.Status != contracts.ExecRefused || r.Error != nil {
 			t.Errorf("%q: %s %+v %+v", spelling, r.Status, r.Refusal, r.Error)
 		}

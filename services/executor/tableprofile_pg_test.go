@@ -128,7 +128,7 @@ func TestProfileChinookPostgres(t *testing.T) {
 		LargeTables: map[string]string{"public.events": "at"}}}})
 	ctx := context.Background()
 
-	tp := wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("pg", "public.customer", contracts.DepthPattern, "")))
+	tp := wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "public.customer", contracts.DepthPattern, "")))
 	if tp.Rows != 59 || len(tp.Columns) != 13 || tp.Table.Schema != "public" {
 		t.Fatalf("customer %+v", tp)
 	}
@@ -141,18 +141,18 @@ func TestProfileChinookPostgres(t *testing.T) {
 	}
 
 	// Two schemas hold a customer: the bare spelling is refused, naming both.
-	r := s.Exec(ctx, contracts.OpProfile, profileReq("pg", "customer", "", ""))
+	r := s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "customer", "", ""))
 	wantRefusal(t, r, contracts.RefuseTableSpellingAmbiguous)
 	if !strings.Contains(r.Refusal.Reason, `"public"."customer"`) || !strings.Contains(r.Refusal.Reason, `"s2"."customer"`) {
 		t.Errorf("the refusal does not name the candidates: %+v", r.Refusal)
 	}
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("pg", "s2.customer", "", "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "s2.customer", "", "")))
 	if tp.Table.Schema != "s2" || tp.Rows != 0 {
 		t.Errorf("s2.customer %+v", tp)
 	}
 
 	// json and point have no equality: no distinct count, the rest counted.
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("pg", "docs", contracts.DepthDistribution, "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "docs", contracts.DepthDistribution, "")))
 	for _, name := range []string{"body", "spot"} {
 		if c := column(tp, name); c == nil || c.Distinct != nil || c.NoDistinct == "" || c.Present != 100 {
 			t.Errorf("%s %+v", name, c)
@@ -167,7 +167,7 @@ func TestProfileChinookPostgres(t *testing.T) {
 
 	// A domain over json is not on the list: the aggregate fails once, and
 	// the profile is read again with distinct counts of known types only.
-	reply := s.Exec(ctx, contracts.OpProfile, profileReq("pg", "wrapped", contracts.DepthDistribution, ""))
+	reply := s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "wrapped", contracts.DepthDistribution, ""))
 	tp = wantProfile(t, reply)
 	if reply.Statements != 4 { // the listing, the description, the aggregate twice
 		t.Errorf("%d statements", reply.Statements)
@@ -182,22 +182,22 @@ func TestProfileChinookPostgres(t *testing.T) {
 		t.Errorf("id %+v", c)
 	}
 
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("pg", "child", contracts.DepthPattern, "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "child", contracts.DepthPattern, "")))
 	if !hasFinding(tp, contracts.FindingFKUnindexed, "parent_id") || !hasFinding(tp, contracts.FindingSuspectedPII, "contact_email") {
 		t.Errorf("findings %+v", tp.Findings)
 	}
 
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("pg", "events", "", "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "events", "", "")))
 	if !tp.Sampled || tp.Rows != engine.ProfileSampleRows {
 		t.Errorf("events %+v", tp)
 	}
 
-	r = s.Exec(ctx, contracts.OpProfile, profileReq("pg", "ticket_seq", "", ""))
+	r = s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "ticket_seq", "", ""))
 	wantRefusal(t, r, contracts.RefuseObjectNotProfilable)
 	if !strings.Contains(r.Refusal.Reason, "sequence") {
 		t.Errorf("refusal %+v", r.Refusal)
 	}
-	hidden := s.Exec(ctx, contracts.OpProfile, profileReq("pg", "hidden.keys", "", ""))
+	hidden := s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "hidden.keys", "", ""))
 	wantRefusal(t, hidden, contracts.RefuseTableNotInventoried)
 	if strings.Contains(hidden.Refusal.Fix, "hidden") {
 		t.Errorf("an unreadable table was offered: %+v", hidden.Refusal)
@@ -205,13 +205,13 @@ func TestProfileChinookPostgres(t *testing.T) {
 
 	for i, name := range HostileTableNames {
 		name = pgName(name)
-		tp := wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("pg", name, contracts.DepthPattern, "")))
+		tp := wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("pg", name, contracts.DepthPattern, "")))
 		if tp.Table.Name != name || tp.Rows != 1 || tp.Columns[0].Present != 1 {
 			t.Errorf("%d %q: %+v", i, name, tp)
 		}
 	}
 	for _, spelling := range HostileSpellings {
-		r := s.Exec(ctx, contracts.OpProfile, profileReq("pg", spelling, "", ""))
+		r := s.shownExec(ctx, contracts.OpProfile, profileReq("pg", spelling, "", ""))
 		if r.Status != contracts.ExecRefused || r.Error != nil {
 			t.Errorf("%q: %s %+v %+v", spelling, r.Status, r.Refusal, r.Error)
 		}

@@ -80,7 +80,7 @@ func hasFinding(tp *contracts.TableProfile, code contracts.FindingCode, col stri
 	return slices.ContainsFunc(tp.Findings, func(f contracts.Finding) bool { return f.Code == code && f.Column == col })
 }
 
-func wantRefusal(t *testing.T, reply contracts.ExecReply, code string) {
+func wantRefusal(t *testing.T, reply shownReply, code string) {
 	t.Helper()
 	if reply.Status != contracts.ExecRefused || reply.Refusal == nil || reply.Refusal.Code != code {
 		t.Fatalf("want refused %s, got %s %+v %+v\n%s", code, reply.Status, reply.Refusal, reply.Error, reply.Text)
@@ -90,7 +90,7 @@ func wantRefusal(t *testing.T, reply contracts.ExecReply, code string) {
 	}
 }
 
-func wantProfile(t *testing.T, reply contracts.ExecReply) *contracts.TableProfile {
+func wantProfile(t *testing.T, reply shownReply) *contracts.TableProfile {
 	t.Helper()
 	if reply.Status != contracts.ExecOK || reply.Profile == nil || reply.Artifact == nil {
 		t.Fatalf("want a profile, got %s %+v %+v\n%s", reply.Status, reply.Refusal, reply.Error, reply.Text)
@@ -114,7 +114,7 @@ func TestProfileChinookSQLite(t *testing.T) {
 	s := newService(t, Config{Artifacts: store, Connections: []connections.Connection{{ID: "chinook", Engine: contracts.EngineSQLite, Path: path}}})
 	ctx := context.Background()
 
-	reply := s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", ""))
+	reply := s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", ""))
 	tp := wantProfile(t, reply)
 	if tp.Depth != contracts.DepthBasic || tp.Rows != 59 || len(tp.Columns) != 13 || tp.Table.Name != "Customer" || tp.Uncovered != 0 {
 		t.Fatalf("profile %+v", tp)
@@ -136,7 +136,7 @@ func TestProfileChinookSQLite(t *testing.T) {
 	}
 
 	// Pattern depth: the shapes are counted inside the database.
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "main.customer", contracts.DepthPattern, "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "main.customer", contracts.DepthPattern, "")))
 	email := column(tp, "Email")
 	if email == nil || email.EmailLike == nil || *email.EmailLike != 59 || email.Distinct == nil || *email.Distinct != 59 {
 		t.Errorf("Email %+v", email)
@@ -145,7 +145,7 @@ func TestProfileChinookSQLite(t *testing.T) {
 		t.Errorf("an integer column got shape counts: %+v", c)
 	}
 	// Track.MediaTypeId: 5 values among 3503 rows.
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "Track", contracts.DepthDistribution, "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Track", contracts.DepthDistribution, "")))
 	if !hasFinding(tp, contracts.FindingLowCardinality, "MediaTypeId") {
 		t.Errorf("findings %+v", tp.Findings)
 	}
@@ -156,27 +156,27 @@ func TestProfileChinookSQLite(t *testing.T) {
 		"IFK_TrackAlbumId": contracts.RefuseObjectNotProfilable,
 		"":                 refuse.BadRequest,
 	} {
-		wantRefusal(t, s.Exec(ctx, contracts.OpProfile, profileReq("chinook", spelling, "", "")), code)
+		wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", spelling, "", "")), code)
 	}
-	r := s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "Invoices", "", ""))
+	r := s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Invoices", "", ""))
 	if !strings.Contains(r.Refusal.Fix, `"main"."Invoice"`) {
 		t.Errorf("the refusal does not offer the likely table: %+v", r.Refusal)
 	}
 	// What a refusal offers, it accepts, written as it was offered.
-	if tp := wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("chinook", `"main"."Invoice"`, "", ""))); tp.Table.Name != "Invoice" {
+	if tp := wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", `"main"."Invoice"`, "", ""))); tp.Table.Name != "Invoice" {
 		t.Errorf("offered name: %+v", tp.Table)
 	}
-	r = s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "IFK_TrackAlbumId", "", ""))
+	r = s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "IFK_TrackAlbumId", "", ""))
 	if !strings.Contains(r.Refusal.Reason, "index") {
 		t.Errorf("the refusal does not give the engine's kind: %+v", r.Refusal)
 	}
-	r = s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "deep", ""))
+	r = s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "deep", ""))
 	wantRefusal(t, r, refuse.BadRequest)
 	if !strings.Contains(r.Refusal.Fix, "basic, distribution, pattern") {
 		t.Errorf("fix %q", r.Refusal.Fix)
 	}
-	wantRefusal(t, s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", "NoSuchColumn")), contracts.RefuseColumnNotInTable)
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", "email")))
+	wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", "NoSuchColumn")), contracts.RefuseColumnNotInTable)
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", "email")))
 	if len(tp.Columns) != 2 || tp.Columns[0].Name != "Email" {
 		t.Errorf("from Email: %+v", tp.Columns)
 	}
@@ -242,7 +242,7 @@ func TestProfileFindingsAndHostileSQLite(t *testing.T) {
 		Readable: readable, LargeTables: map[string]string{"big": "id"}}}})
 	ctx := context.Background()
 
-	tp := wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("fx", "earns", contracts.DepthPattern, "")))
+	tp := wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "earns", contracts.DepthPattern, "")))
 	if tp.Rows != 1000 {
 		t.Fatalf("rows %d", tp.Rows)
 	}
@@ -270,33 +270,33 @@ func TestProfileFindingsAndHostileSQLite(t *testing.T) {
 	}
 
 	// A wide table: the bound, what is left and how to continue.
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("fx", "wide", "", "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "wide", "", "")))
 	if len(tp.Columns) != contracts.MaxProfileColumns || tp.Uncovered != 30-contracts.MaxProfileColumns || tp.NextColumn != "c24" {
 		t.Fatalf("wide: %d columns, %d uncovered, next %q", len(tp.Columns), tp.Uncovered, tp.NextColumn)
 	}
-	reply := s.Exec(ctx, contracts.OpProfile, profileReq("fx", "wide", "", ""))
+	reply := s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "wide", "", ""))
 	if !strings.Contains(reply.Text, `"fromColumn":"c24"`) {
 		t.Errorf("the text does not give the next fromColumn:\n%s", reply.Text)
 	}
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("fx", "wide", "", "c24")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "wide", "", "c24")))
 	if len(tp.Columns) != 6 || tp.Uncovered != 0 || tp.NextColumn != "" || tp.Columns[0].Name != "c24" {
 		t.Fatalf("wide from c24: %+v", tp)
 	}
 
 	// A large table is counted over a sample.
-	tp = wantProfile(t, s.Exec(ctx, contracts.OpProfile, profileReq("fx", "big", contracts.DepthDistribution, "")))
+	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "big", contracts.DepthDistribution, "")))
 	if !tp.Sampled || tp.SampleRows != engine.ProfileSampleRows || tp.Rows != engine.ProfileSampleRows {
 		t.Fatalf("big: %+v", tp)
 	}
-	reply = s.Exec(ctx, contracts.OpProfile, profileReq("fx", "big", "", ""))
+	reply = s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "big", "", ""))
 	if !strings.Contains(reply.Text, "a sample, not the whole table") {
 		t.Errorf("text:\n%s", reply.Text)
 	}
 
 	// An unreadable table is answered exactly as an absent one, and never
 	// offered.
-	hidden := s.Exec(ctx, contracts.OpProfile, profileReq("fx", "secret", "", ""))
-	absent := s.Exec(ctx, contracts.OpProfile, profileReq("fx", "secreu", "", ""))
+	hidden := s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "secret", "", ""))
+	absent := s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "secreu", "", ""))
 	wantRefusal(t, hidden, contracts.RefuseTableNotInventoried)
 	wantRefusal(t, absent, contracts.RefuseTableNotInventoried)
 	if strings.ReplaceAll(hidden.Refusal.Reason, "secret", "secreu") != absent.Refusal.Reason || hidden.Refusal.Fix != absent.Refusal.Fix ||
@@ -306,7 +306,7 @@ func TestProfileFindingsAndHostileSQLite(t *testing.T) {
 
 	// Hostile names: each profiled by its own name, quoted in the fence.
 	for i, name := range HostileTableNames {
-		reply := s.Exec(ctx, contracts.OpProfile, profileReq("fx", name, contracts.DepthPattern, ""))
+		reply := s.shownExec(ctx, contracts.OpProfile, profileReq("fx", name, contracts.DepthPattern, ""))
 		tp := wantProfile(t, reply)
 		if tp.Table.Name != name || tp.Rows != 1 || len(tp.Columns) != 1 || tp.Columns[0].Present != 1 {
 			t.Errorf("%d %q: %+v", i, name, tp)
@@ -316,7 +316,7 @@ func TestProfileFindingsAndHostileSQLite(t *testing.T) {
 		}
 	}
 	for _, spelling := range HostileSpellings {
-		reply := s.Exec(ctx, contracts.OpProfile, profileReq("fx", spelling, "", ""))
+		reply := s.shownExec(ctx, contracts.OpProfile, profileReq("fx", spelling, "", ""))
 		if reply.Status != contracts.ExecRefused || reply.Refusal == nil ||
 			reply.Refusal.Code != contracts.RefuseTableNotInventoried && reply.Refusal.Code != refuse.BadRequest {
 			t.Errorf("%q: %s %+v", spelling, reply.Status, reply.Refusal)
@@ -327,7 +327,7 @@ func TestProfileFindingsAndHostileSQLite(t *testing.T) {
 		}
 	}
 	// fromColumn is attacker text too.
-	wantRefusal(t, s.Exec(ctx, contracts.OpProfile, profileReq("fx", "victim", "", `id"; DROP TABLE victim; --`)), contracts.RefuseColumnNotInTable)
+	wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "victim", "", `id"; DROP TABLE victim; --`)), contracts.RefuseColumnNotInTable)
 
 	var n int
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -352,5 +352,5 @@ func TestProfileUnsupportedEngine(t *testing.T) {
 	}
 	s := newService(t, Config{})
 	reply := s.profileOp(context.Background(), e, &contracts.ExecRequest{Table: "orders"}, engine.Request{})
-	wantRefusal(t, reply, refuse.Unsupported)
+	wantRefusal(t, shown(contracts.OpProfile, contracts.ExecRequest{Table: "orders"}, reply), refuse.Unsupported)
 }

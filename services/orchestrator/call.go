@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/exectext"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
@@ -268,7 +269,7 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 	case contracts.ExecOK:
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeOK, Artifact: reply.Artifact, Plan: reply.Plan,
-			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(reply) + d.status(tc.Turn, false, false),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: okContent(op, *req, reply) + d.status(tc.Turn, false, false),
 		})
 	case contracts.ExecRefused:
 		r := reply.Refusal
@@ -290,7 +291,7 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 		left := b.MaxRepairs - rec.Spent.Repairs // repairs still allowed once this failure is counted
 		return d.append(ctx, contracts.KindToolCompleted, contracts.ToolCompleted{
 			ToolCall: tc, StepID: stepID, Outcome: contracts.OutcomeError, DBError: dbErr,
-			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, reply.Text, left, d.header.Engine, d.header.Tools) + d.status(tc.Turn, true, false),
+			DurationMs: reply.DurationMs, Fingerprint: reply.Fingerprint, Content: errorContent(dbErr, exectext.Render(op, *req, reply), left, d.header.Engine, d.header.Tools) + d.status(tc.Turn, true, false),
 		})
 	}
 }
@@ -359,16 +360,18 @@ func (d *drive) execute(ctx context.Context, op contracts.ExecOp, req contracts.
 	}
 }
 
-// okContent is what the model reads of a result: the executor's rendering,
-// which says how to cite it, or, when an executor sent none, one line that
-// does.
-func okContent(r contracts.ExecReply) string {
+// okContent is what the model reads of the executor's reply r to op asked
+// with req: its rendering (pkg/exectext), which says how to cite it, within
+// req.ShowBytes; or, when there is nothing of r to render that does (a reply
+// that holds none of op's data), one line that does.
+func okContent(op contracts.ExecOp, req contracts.ExecRequest, r contracts.ExecReply) string {
+	text := exectext.Render(op, req, r)
 	a := r.Artifact
-	if a == nil || strings.Contains(r.Text, `"correlationId":"`+a.CorrelationID+`"`) {
-		return r.Text
+	if a == nil || strings.Contains(text, `"correlationId":"`+a.CorrelationID+`"`) {
+		return text
 	}
 	ref, _ := json.Marshal(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: a.CorrelationID})
-	return fmt.Sprintf("Result stored as %s: %s, %s. Cite it exactly in that shape.\n", ref, plural(a.Rows, "row"), plural(len(a.Columns), "column")) + r.Text
+	return fmt.Sprintf("Result stored as %s: %s, %s. Cite it exactly in that shape.\n", ref, plural(a.Rows, "row"), plural(len(a.Columns), "column")) + text
 }
 
 // errorContent is what the model reads of a statement the database failed.
@@ -379,7 +382,7 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int, engine con
 	var b strings.Builder
 	switch {
 	case text != "":
-		b.WriteString(text) // the executor's own account, the engine's words fenced
+		b.WriteString(text) // the reply rendered (pkg/exectext), the engine's words fenced
 	case e.Message != "":
 		fmt.Fprintf(&b, "The database failed the statement (%s):\n", e.Class)
 		b.WriteString(fence.Wrap("database error", e.Message))

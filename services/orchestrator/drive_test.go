@@ -139,8 +139,8 @@ func (x *fakeExecutors) Exec(ctx context.Context, _ contracts.Engine, op contrac
 func okReply(req contracts.ExecRequest, ms int64) contracts.ExecReply {
 	return contracts.ExecReply{
 		Status:     contracts.ExecOK,
-		Artifact:   &contracts.ArtifactSummary{CorrelationID: req.CorrelationID, Rows: 1},
-		Text:       "n\n1",
+		Artifact:   &contracts.ArtifactSummary{CorrelationID: req.CorrelationID, Rows: 1, Columns: []contracts.Column{{Name: "n"}}},
+		Cells:      [][]string{{"1"}},
 		DurationMs: ms,
 	}
 }
@@ -618,7 +618,7 @@ func TestDriveLostDatabaseCostsNothing(t *testing.T) {
 	const engineText = `failed to connect to user=sonde_agent database=shop host=127.0.0.1 port=22051: dial error`
 	for name, lost := range map[string]contracts.ExecReply{
 		"refused": {Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseConnectionUnavailable, Reason: engineText}},
-		"failed":  {Status: contracts.ExecError, Error: &contracts.DBError{Class: contracts.DBUnavailable, Message: engineText}, Text: engineText},
+		"failed":  {Status: contracts.ExecError, Error: &contracts.DBError{Class: contracts.DBUnavailable, Message: engineText}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, Config{AbsenceGrace: 150 * time.Millisecond})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/exectext"
 	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/fence/fencetest"
 	"github.com/sondehq/sonde/pkg/policy"
@@ -40,7 +41,10 @@ func TestTranscriptHoldsTheFenceAgainstTheHostileCorpus(t *testing.T) {
 			opened++
 			return w(src, content)
 		}
-		rows := "Result of the read: 2 rows.\n" + wrap(fence.Wrap, "rows read from connection demo", "a | b\n"+x+" | "+y+"\n"+h+" | 1\n")
+		opened++ // the rows, as the orchestrator renders the executor's cells
+		rows := okContent(contracts.OpRead, contracts.ExecRequest{ConnectionID: "demo"}, contracts.ExecReply{Status: contracts.ExecOK,
+			Artifact: &contracts.ArtifactSummary{CorrelationID: "c_1", Rows: 2, Columns: []contracts.Column{{Name: "a"}, {Name: "b"}}},
+			Cells:    [][]string{{exectext.Line(x), exectext.Line(y)}, {exectext.Line(h), "1"}}})
 		entries := []contracts.Entry{
 			mustEntry(t, contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowInvestigation,
 				Objective: "find out " + h, Budget: b, Tools: policy.Tools(contracts.ModeAgent, contracts.WorkflowInvestigation)}),
@@ -48,7 +52,7 @@ func TestTranscriptHoldsTheFenceAgainstTheHostileCorpus(t *testing.T) {
 				Text: "Schema of connection demo: 1 object.\n" + wrap(weakWrap, "schema read from connection demo", "CREATE TABLE t(a -- "+h+"\n)")}),
 			mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: withText(call(1, "a"), "I will read "+h), StepID: "s1"}),
 			mustEntry(t, contracts.KindToolCompleted, contracts.ToolCompleted{ToolCall: call(1, "a"), StepID: "s1", Outcome: contracts.OutcomeOK,
-				Content: okContent(contracts.ExecReply{Artifact: &contracts.ArtifactSummary{CorrelationID: "c_1"}, Text: rows})}),
+				Content: rows}),
 			mustEntry(t, contracts.KindToolInvoked, contracts.ToolInvoked{ToolCall: call(1, "b"), StepID: "s2"}),
 			mustEntry(t, contracts.KindToolCompleted, contracts.ToolCompleted{ToolCall: call(1, "b"), StepID: "s2", Outcome: contracts.OutcomeError,
 				Content: errorContent(&contracts.DBError{Class: contracts.DBOther, Message: h}, "", 2, contracts.EngineSQLite, nil)}),

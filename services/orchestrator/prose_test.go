@@ -35,7 +35,7 @@ func TestProseAnswerIsOfferedAReadyReport(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
 		r := okReply(req, 0)
-		r.Text = "genre | revenue\nRock | 826.65"
+		r.Artifact.Columns, r.Cells = []contracts.Column{{Name: "genre"}, {Name: "revenue"}}, [][]string{{"Rock", "826.65"}}
 		return r, nil
 	}
 	answer := "Rock is the best-selling genre, with 826.65 in revenue."

@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/pkg/fence"
-	"github.com/sondehq/sonde/pkg/grounding"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/policy"
 )
@@ -173,7 +171,8 @@ func loadChinook(t *testing.T, c chinookCase) *contracts.Inventory {
 
 // visibleExecutors answers as an engine's executor would on Chinook: the
 // inventory, one table described, the revenue result, the guard's refusal
-// of a DELETE and the database's errors, each in the executor's format.
+// of a DELETE and the database's errors, each as the executor's data (the
+// orchestrator renders what the model reads of it).
 type visibleExecutors struct {
 	c   chinookCase
 	inv *contracts.Inventory
@@ -191,10 +190,8 @@ func (x *visibleExecutors) Exec(_ context.Context, _ contracts.Engine, op contra
 			if r.Name != req.Table {
 				continue
 			}
-			text := fmt.Sprintf("Schema of connection %s, table %s: 1 relation described. Cite it as %s.\n",
-				req.ConnectionID, grounding.Quote(req.Table), evidenceOf(req.CorrelationID)) +
-				fence.Wrap("schema read from connection "+req.ConnectionID, grounding.Describe(r))
-			return contracts.ExecReply{Status: contracts.ExecOK, Text: text, DurationMs: 3,
+			return contracts.ExecReply{Status: contracts.ExecOK, DurationMs: 3,
+				Schema: &contracts.SchemaPage{Matched: 1, Described: true, Relations: []contracts.Relation{r}},
 				Artifact: &contracts.ArtifactSummary{CorrelationID: req.CorrelationID, Rows: 1,
 					Columns: []contracts.Column{{Name: "schema"}, {Name: "name"}, {Name: "kind"}, {Name: "columns"}}}}, nil
 		}
@@ -202,36 +199,21 @@ func (x *visibleExecutors) Exec(_ context.Context, _ contracts.Engine, op contra
 	}
 	switch sql := req.SQL; {
 	case sql == x.c.read:
-		rows := [][2]string{{"Rock", "826.65"}, {"Latin", "382.14"}, {"Metal", "261.36"}, {"Alternative & Punk", "241.56"}, {"TV Shows", "93.53"}}
-		var body strings.Builder
-		body.WriteString("genre | revenue\n")
-		for _, r := range rows {
-			body.WriteString(r[0] + " | " + r[1] + "\n")
-		}
-		text := fmt.Sprintf("Result of the read on connection %s: 5 rows, 2 columns. Cite it as %s.\n", req.ConnectionID, evidenceOf(req.CorrelationID)) +
-			fence.Wrap("rows read from connection "+req.ConnectionID, body.String())
-		return contracts.ExecReply{Status: contracts.ExecOK, Text: text, DurationMs: 9, Fingerprint: "fp-read",
+		cells := [][]string{{"Rock", "826.65"}, {"Latin", "382.14"}, {"Metal", "261.36"}, {"Alternative & Punk", "241.56"}, {"TV Shows", "93.53"}}
+		return contracts.ExecReply{Status: contracts.ExecOK, Cells: cells, DurationMs: 9, Fingerprint: "fp-read",
 			Artifact: &contracts.ArtifactSummary{CorrelationID: req.CorrelationID, Rows: 5, Bytes: 120,
 				Columns: []contracts.Column{{Name: "genre"}, {Name: "revenue"}}}}, nil
 	case strings.HasPrefix(sql, "DELETE"):
 		r := &contracts.Refusal{Code: contracts.RefuseNotASelect, Reason: x.c.guardReason, Fix: x.c.guardFix}
-		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: r,
-			Text: fence.Neutralise(fmt.Sprintf("Refused (%s): %s.\nFix: %s.", r.Code, r.Reason, r.Fix))}, nil
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: r}, nil
 	}
 	for i, b := range x.c.bad {
 		if req.SQL == b.sql {
 			e := &contracts.DBError{Class: b.class, Message: b.msg}
-			text := fmt.Sprintf("The database failed the statement (%s):\n%s", e.Class, fence.Wrap("error from connection "+req.ConnectionID, e.Message))
-			return contracts.ExecReply{Status: contracts.ExecError, Error: e, Text: text, DurationMs: int64(4 + i), Fingerprint: fmt.Sprintf("fp-bad-%d", i)}, nil
+			return contracts.ExecReply{Status: contracts.ExecError, Error: e, DurationMs: int64(4 + i), Fingerprint: fmt.Sprintf("fp-bad-%d", i)}, nil
 		}
 	}
 	return contracts.ExecReply{}, fmt.Errorf("the script sent a statement the fake executor does not know: %q", req.SQL)
-}
-
-// evidenceOf is the executor's citation of an artifact.
-func evidenceOf(corr string) string {
-	b, _ := json.Marshal(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: corr})
-	return string(b)
 }
 
 // recordingModel answers from a script and keeps every request it was sent.

@@ -69,17 +69,16 @@ func (h *harness) stored(t *testing.T, req contracts.ExecRequest, cols []string,
 			t.Fatal(err)
 		}
 	}
-	// The text is the rows as the model reads them, as an executor renders
-	// them: the figure check reads what the model was shown.
-	text := strings.Join(cols, " | ") + "\n"
-	for _, r := range rows {
-		vals := make([]string, len(r))
-		for i, v := range r {
-			vals[i] = fmt.Sprint(v)
+	// The cells are the rows as an executor writes them for the model: the
+	// figure check reads what the model was shown.
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = make([]string, len(r))
+		for j, v := range r {
+			cells[i][j] = fmt.Sprint(v)
 		}
-		text += strings.Join(vals, " | ") + "\n"
 	}
-	return contracts.ExecReply{Status: contracts.ExecOK, Artifact: &sum, Text: text, DurationMs: 5, Plan: plan,
+	return contracts.ExecReply{Status: contracts.ExecOK, Artifact: &sum, Cells: cells, DurationMs: 5, Plan: plan,
 		Fingerprint: "fp:" + strings.ToLower(strings.Join(strings.Fields(req.SQL), " "))}
 }
 

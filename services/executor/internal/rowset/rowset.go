@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/exectext"
 )
 
 // Truncation reasons, as ArtifactSummary.TruncatedBy names them: the row
@@ -108,6 +108,19 @@ func (s *Set) Summary(cid string) contracts.ArtifactSummary {
 	}
 }
 
+// Cells writes every row's values with Text: the rows as a model reads
+// them, what a reply carries for the orchestrator to render.
+func (s *Set) Cells() [][]string {
+	out := make([][]string, len(s.Rows))
+	for r, row := range s.Rows {
+		out[r] = make([]string, len(row))
+		for i, v := range row {
+			out[r][i] = Text(v)
+		}
+	}
+	return out
+}
+
 // encodedSize is the size row adds to the JSON array of rows: its encoding
 // and a separating comma.
 func encodedSize(row []any) (int, error) {
@@ -189,7 +202,7 @@ func Text(v any) string {
 	case nil:
 		return "NULL"
 	case string:
-		return escape(x)
+		return exectext.Line(x)
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case float64:
@@ -204,31 +217,5 @@ func Text(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return escape(string(b))
-}
-
-func escape(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case isControl(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029
+	return exectext.Line(string(b))
 }

@@ -1,32 +1,21 @@
-package executor
+package exectext
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
-	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
 
-// evidence is how the model cites an artifact, verbatim.
-func evidence(cid string) string {
-	b, _ := json.Marshal(struct {
-		Source        string `json:"source"`
-		CorrelationID string `json:"correlationId"`
-	}{"artifact", cid})
-	return string(b)
-}
-
-// renderRows renders a read's result for the model: a line the server
-// writes (size, truncation, how to cite it), then the rows fenced, a header
-// of column names and one line per row, values joined by " | ". Within show
-// bytes (zero: no bound) it keeps whole rows, the first in the result's
-// order, and says how many it shows of how many: the artifact holds them all.
-func renderRows(connID string, sum contracts.ArtifactSummary, set *rowset.Set, show int) string {
-	head := columnLine(set)
-	return fit(show, rowLines(set), func(kept []string, c *cut) string {
+// rows renders a read's result: a line the server writes (size,
+// truncation, how to cite it), then the rows fenced, a header of column
+// names and one line per row, values joined by " | ". Within show bytes
+// (zero: no bound) it keeps whole rows, the first in the result's order,
+// and says how many it shows of how many: the artifact holds them all.
+func rows(connID string, sum contracts.ArtifactSummary, cells [][]string, show int) string {
+	head := columnLine(sum.Columns)
+	return fit(show, rowLines(cells), func(kept []string, c *cut) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Result of the read on connection %s: %s, %s", connID, plural(sum.Rows, "row"), plural(len(sum.Columns), "column"))
 		if sum.Truncated {
@@ -89,53 +78,43 @@ func fit(show int, lines []string, render func(kept []string, c *cut) string) st
 }
 
 // columnLine is a result's header: its column names, separated by " | ".
-func columnLine(set *rowset.Set) string {
+func columnLine(cols []contracts.Column) string {
 	var b strings.Builder
-	for i, c := range set.Columns {
+	for i, c := range cols {
 		if i > 0 {
 			b.WriteString(" | ")
 		}
-		b.WriteString(rowset.Text(c.Name))
+		b.WriteString(Line(c.Name))
 	}
 	b.WriteByte('\n')
 	return b.String()
 }
 
-// rowLines writes one line per row, values joined by " | ", each on one
-// line (rowset.Text).
-func rowLines(set *rowset.Set) []string {
-	out := make([]string, len(set.Rows))
-	var b strings.Builder
-	for r, row := range set.Rows {
-		b.Reset()
-		for i, v := range row {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			b.WriteString(rowset.Text(v))
-		}
-		b.WriteByte('\n')
-		out[r] = b.String()
+// rowLines writes one line per row, its cells joined by " | ".
+func rowLines(cells [][]string) []string {
+	out := make([]string, len(cells))
+	for r, row := range cells {
+		out[r] = strings.Join(row, " | ") + "\n"
 	}
 	return out
 }
 
-// renderPlan renders an estimating plan: a line the server writes (that it
-// was not run, how to cite it), then, fenced — relation and index names are
-// the database's — the summary (access per relation, the engine's
-// estimates, steps not interpreted) and the plan as the engine wrote it.
-// Within show bytes (zero: no bound) the plan keeps its first whole lines
-// and says how many it shows; the summary is always shown.
-func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p *contracts.PlanSummary, show int) string {
+// plan renders an estimating plan: a line the server writes (that it was
+// not run, how to cite it), then, fenced — relation and index names are the
+// database's — the summary (access per relation, the engine's estimates,
+// steps not interpreted) and the plan as the engine wrote it (cells, one
+// row a line). Within show bytes (zero: no bound) the plan keeps its first
+// whole lines and says how many it shows; the summary is always shown.
+func plan(connID string, sum contracts.ArtifactSummary, cells [][]string, p *contracts.PlanSummary, show int) string {
 	var body strings.Builder
 	if p.HypotheticalIndex != "" {
-		fmt.Fprintf(&body, "Planned as if this index existed (hypothetical: nothing was created): %s\n", rowset.Text(p.HypotheticalIndex))
+		fmt.Fprintf(&body, "Planned as if this index existed (hypothetical: nothing was created): %s\n", Line(p.HypotheticalIndex))
 	}
 	body.WriteString("Summary:\n")
 	for _, a := range p.Access {
-		fmt.Fprintf(&body, "- %s: %s", rowset.Text(a.Relation), a.Access)
+		fmt.Fprintf(&body, "- %s: %s", Line(a.Relation), a.Access)
 		if a.Index != "" {
-			fmt.Fprintf(&body, " (%s)", rowset.Text(a.Index))
+			fmt.Fprintf(&body, " (%s)", Line(a.Index))
 		}
 		if a.Rows != nil {
 			fmt.Fprintf(&body, ", ~%.0f rows (estimate)", *a.Rows)
@@ -155,35 +134,15 @@ func renderPlan(connID string, sum contracts.ArtifactSummary, set *rowset.Set, p
 		body.WriteString(p.Note + "\n")
 	}
 	if len(p.Uninterpreted) > 0 {
-		fmt.Fprintf(&body, "Steps the summary does not interpret (see the plan): %s\n", rowset.Text(strings.Join(p.Uninterpreted, ", ")))
+		fmt.Fprintf(&body, "Steps the summary does not interpret (see the plan): %s\n", Line(strings.Join(p.Uninterpreted, ", ")))
 	}
 	body.WriteString("Plan:\n")
 	summary := body.String()
-	return fit(show, rowLines(set), func(kept []string, c *cut) string {
+	return fit(show, rowLines(cells), func(kept []string, c *cut) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Estimating plan on connection %s (the statement was not run). Cite it as %s.\n", connID, evidence(sum.CorrelationID))
 		b.WriteString(c.sentence("plan lines", "plan", sum.CorrelationID, "the summary covers every relation the plan reads; plan a narrower statement to see its whole plan"))
 		b.WriteString(fence.Wrap("plan read from connection "+connID, summary+strings.Join(kept, "")))
 		return b.String()
 	})
-}
-
-// renderError renders a classified database error, the engine's text fenced.
-func renderError(connID string, e *contracts.DBError) string {
-	return fmt.Sprintf("The database failed the statement (%s):\n%s", e.Class,
-		fence.Wrap("error from connection "+connID, e.Message))
-}
-
-// renderRefusal renders a refusal. Its words are the executor's own, but a
-// reason may quote the statement or the engine's parser (names, literals),
-// so it is neutralised.
-func renderRefusal(r *contracts.Refusal) string {
-	return fence.Neutralise(fmt.Sprintf("Refused (%s): %s.\nFix: %s.", r.Code, r.Reason, r.Fix))
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
