@@ -63,11 +63,11 @@ m statement-budget-removed "$orch" 'TestDriveRefusesPastTheStatementBudget' - \
 m db-time-budget-removed "$orch" 'TestDriveRefusesPastTheDatabaseTimeBudget' - \
 	"$call" 'case rec.Spent.DBTimeMs >= b.DBTimeMs:' 'case false:'
 m repair-budget-removed "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:' 'case false:'
+	"$call" 'case toolTable[tc.Tool].repairBound && rec.Spent.Repairs > b.MaxRepairs:' 'case false:'
 m repair-budget-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:' 'case op != contracts.OpSchema && rec.Spent.Repairs >= b.MaxRepairs:'
+	"$call" 'case toolTable[tc.Tool].repairBound && rec.Spent.Repairs > b.MaxRepairs:' 'case toolTable[tc.Tool].repairBound && rec.Spent.Repairs >= b.MaxRepairs:'
 m repair-budget-refuses-schema-reads "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
-	"$call" 'case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
+	"$call" 'case toolTable[tc.Tool].repairBound && rec.Spent.Repairs > b.MaxRepairs:' 'case rec.Spent.Repairs > b.MaxRepairs:'
 m repairs-left-off-by-one "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
 	"$call" 'left := b.MaxRepairs - rec.Spent.Repairs' 'left := b.MaxRepairs - (rec.Spent.Repairs + 1)'
 m no-responders-indeterminate "$orch" 'TestDriveFailsExecutorUnavailableWhenNobodyServes' - \
@@ -158,6 +158,8 @@ m hypothetical-index-table-unguarded ./services/executor/internal/postgres/ 'Tes
 # read, once, its chart checked against the live rows; a comparison joins
 # two plans of the run.
 wt=services/orchestrator/workflowtools.go
+cmpt=services/orchestrator/tool_compare_plans.go
+rect=services/orchestrator/tool_recommend_change.go
 m answer-not-a-data-read-accepted "$orch" 'TestPresentAnswerRefusesEachWrongAnswer|TestPresentAnswerRefusesAProfile' - \
 	"$wt" 'case st.Tool != policy.ToolRunReadQuery:' 'case false:'
 m answer-profile-accepted "$orch" 'TestPresentAnswerRefusesAProfile' - \
@@ -180,12 +182,12 @@ m chart-decision-not-recorded "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' 
 m cli-chart-decides-again ./services/sonde/internal/render/ 'TestPrintWorkflowAnswer' - \
 	services/sonde/internal/render/chart.go 'if decided == nil {' 'if true {'
 m compare-plans-accepts-a-read "$orch" 'TestComparePlansJoinsTheLedger' - \
-	"$wt" 'if st.Tool != policy.ToolInspectPlan || st.Status != contracts.StepCompleted || st.Artifact == nil {' 'if st.Status != contracts.StepCompleted || st.Artifact == nil {' \
-	"$wt" 'if !ok || ps.step.Plan == nil {' 'if !ok {'
+	"$cmpt" 'if st.Tool != policy.ToolInspectPlan || st.Status != contracts.StepCompleted || st.Artifact == nil {' 'if st.Status != contracts.StepCompleted || st.Artifact == nil {' \
+	"$cmpt" 'if !ok || ps.step.Plan == nil {' 'if !ok {'
 m compare-plans-released-rows "$orch" 'TestComparePlansJoinsTheLedger' - \
-	"$wt" 'if !d.held(ctx, id) {' 'if false {'
+	"$cmpt" 'if !d.held(ctx, id) {' 'if false {'
 m recommendation-unresolved-evidence "$orch" 'TestRecommendChangeIsRecordedNeverRun' - \
-	"$wt" 'if len(unresolved) > 0 {' 'if false {'
+	"$rect" 'if len(unresolved) > 0 {' 'if false {'
 m handover-without-autoexecute "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
 	"$wt" 'if d.header.AutoExecute {' 'if true {'
 m gate-evidence-ignores-fingerprint "$orch" 'TestAutoExecuteGateReadsTheLedger' - \

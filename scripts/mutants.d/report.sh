@@ -4,6 +4,7 @@
 rp=services/orchestrator/report.go
 wt=services/orchestrator/workflowtools.go
 sf=services/orchestrator/shortfalls.go
+rect=services/orchestrator/tool_recommend_change.go
 
 # Item 5: compose_report's own checks.
 m report-without-claims-accepted "$orch" 'TestComposeReportChecksItsClaims' - \
@@ -22,7 +23,7 @@ m same-turn-report-accepted "$orch" 'TestSameTurnCitationIsRefused' - \
 m same-turn-counted-as-shown "$orch" 'TestSameTurnCitationIsRefused|TestSameTurnRuleHoldsForEveryCitingTool' - \
 	"$rp" '|| produced.Seen(ref, turn) ||' '|| produced.Seen(ref, turn+1) ||'
 m same-turn-recommendation-accepted "$orch" 'TestSameTurnRuleHoldsForEveryCitingTool' - \
-	"$wt" 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) > 0 {' 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) < 0 {'
+	"$rect" 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) > 0 {' 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) < 0 {'
 m same-turn-answer-accepted "$orch" 'TestSameTurnRuleHoldsForEveryCitingTool' - \
 	"$wt" 'CorrelationID: a.Artifact}}); len(unseen) > 0 {' 'CorrelationID: a.Artifact}}); len(unseen) < 0 {'
 m unseen-result-listed-citable "$orch" 'TestSameTurnCitationIsRefused' - \

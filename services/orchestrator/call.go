@@ -72,37 +72,6 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
 }
 
-// callRunReadQuery runs the model's statement.
-func (d *drive) callRunReadQuery(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	a, notes, err := decodeRead(raw)
-	if err != nil {
-		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"sql":"SELECT …","reason":"…"}`)
-	}
-	_, err = d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{SQL: a.SQL})
-	return false, err
-}
-
-// callInspectPlan asks for the estimating plan of the model's statement.
-func (d *drive) callInspectPlan(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	a, notes, err := decodePlan(raw)
-	if err != nil {
-		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {"sql":"SELECT …","reason":"…","hypotheticalIndex":null}`)
-	}
-	_, err = d.statement(ctx, tc, op, a, notes, contracts.ExecRequest{SQL: a.SQL, HypotheticalIndex: a.Hypothetical})
-	return false, err
-}
-
-// callInspectSchema reads the schema with the server's own query.
-func (d *drive) callInspectSchema(ctx context.Context, op contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	a, notes, err := decodeSchema(raw)
-	if err != nil {
-		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(), `send {}, {"table":"…"}, {"schema":"…"} or {"pattern":"*word*"}`)
-	}
-	_, err = d.statement(ctx, tc, op, a, notes,
-		contracts.ExecRequest{Schema: a.Schema, Table: a.Table, Pattern: a.Pattern, After: a.After})
-	return false, err
-}
-
 // status is the line every tool result ends with, so the model can act on
 // where the run stands: its turn of the turns it has, the statements spent,
 // the repairs left and the time left. failing counts the result being
@@ -150,7 +119,7 @@ func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code,
 // returns the executor's reply when the step has just completed with a
 // result (nil otherwise: replayed, refused, failed), for a tool that records
 // more about it.
-func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, notes []string, req contracts.ExecRequest) (*contracts.ExecReply, error) {
+func (d *drive) statement(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args stepArgs, notes []string, req contracts.ExecRequest) (*contracts.ExecReply, error) {
 	err := d.step(ctx, tc, op, args, notes, &req)
 	if err != nil || req.CorrelationID == "" || !d.completedOK(req.StepID) {
 		return nil, err
@@ -177,7 +146,7 @@ func (d *drive) completedOK(stepID string) bool {
 }
 
 // step is statement's work; req is filled in with the step's identity.
-func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args any, notes []string, reqp *contracts.ExecRequest) error {
+func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.ExecOp, args stepArgs, notes []string, reqp *contracts.ExecRequest) error {
 	req := reqp
 	stepID := "s_" + stepKey(tc.Tool, args)
 	rec := d.record()
@@ -213,11 +182,12 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 	case rec.Spent.DBTimeMs >= b.DBTimeMs:
 		return d.refuse(ctx, tc, "", refuseDBTimeBudget,
 			fmt.Sprintf("the run has used its %d s of database time", b.DBTimeMs/1000), "call compose_report with what you have")
-	case op != contracts.OpSchema && rec.Spent.Repairs > b.MaxRepairs:
+	case toolTable[tc.Tool].repairBound && rec.Spent.Repairs > b.MaxRepairs:
 		// MaxRepairs statements that failed at the database may each be
 		// repaired; the one after them that fails too may not, so from
-		// then on the model's statements are refused. A schema read is the
-		// server's own query, never a repair: it stays available.
+		// then on the model's statements are refused. A tool the entry
+		// does not bind (the schema read is the server's own query, never
+		// a repair) stays available.
 		return d.refuse(ctx, tc, "", refuseRepairBudget,
 			fmt.Sprintf("%d statements failed at the database and the run's %d repairs are spent, so no further statement is run", rec.Spent.Repairs, b.MaxRepairs),
 			"call compose_report with what you have"+stillAnswers(d.header.Tools, " (%s)"))
@@ -403,16 +373,12 @@ func errorContent(e *contracts.DBError, text string, repairsLeft int, engine con
 	return b.String()
 }
 
-// repairBound are the tools that reach the database with something other
-// than a schema read: once the repairs are spent they are refused.
-var repairBound = []string{policy.ToolRunReadQuery, policy.ToolInspectPlan, policy.ToolProfileTable, policy.ToolInspectOperations}
-
 // refusedAfterRepairs names the run's tools that reach the database and
 // are refused once its repairs are spent.
 func refusedAfterRepairs(tools []string) string {
 	var out []string
 	for _, t := range tools {
-		if slices.Contains(repairBound, t) {
+		if toolTable[t].repairBound {
 			out = append(out, t)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"unicode"
 
 	"github.com/sondehq/sonde/contracts"
-	"github.com/sondehq/sonde/pkg/policy"
 )
 
 // The argument decoders read what a model sent the way a careful person
@@ -359,90 +358,6 @@ func fields(tool string, m map[string]json.RawMessage, params []field, out map[s
 	return notes, nil
 }
 
-var readFields = []field{{name: "sql", aliases: []string{"query", "statement"}, required: true, statement: true}, {name: "reason", nullable: true}}
-
-var schemaFields = []field{{name: "table", aliases: []string{"table_name", "tableName"}, nullable: true}, {name: "schema", aliases: []string{"schema_name"}, nullable: true},
-	{name: "pattern", nullable: true}, {name: "after", nullable: true}}
-
-// decodeRead reads run_read_query's arguments.
-func decodeRead(raw string) (readArgs, []string, error) {
-	m, notes, err := object(policy.ToolRunReadQuery, raw)
-	if err != nil {
-		return readArgs{}, notes, err
-	}
-	out := map[string]string{}
-	n, err := fields(policy.ToolRunReadQuery, m, readFields, out)
-	return readArgs{SQL: out["sql"], Reason: out["reason"]}, append(notes, n...), err
-}
-
-// decodeSchema reads inspect_schema's arguments.
-func decodeSchema(raw string) (schemaArgs, []string, error) {
-	m, notes, err := object(policy.ToolInspectSchema, raw)
-	if err != nil {
-		return schemaArgs{}, notes, err
-	}
-	out := map[string]string{}
-	n, err := fields(policy.ToolInspectSchema, m, schemaFields, out)
-	return schemaArgs{Table: out["table"], Schema: out["schema"], Pattern: out["pattern"], After: out["after"]}, append(notes, n...), err
-}
-
-// decodeReport reads compose_report's arguments. ids are the ids this run
-// produced: an id written in another case or spaced is read as the one of
-// them it names.
-func decodeReport(raw string, ids []string) (reportArgs, []string, error) {
-	m, notes, err := object(policy.ToolComposeReport, raw)
-	if err != nil {
-		return reportArgs{}, notes, err
-	}
-	for k := range m {
-		if k != "claims" {
-			return reportArgs{}, nil, &argError{msg: fmt.Sprintf("compose_report has no parameter %q; its one parameter is claims", k)}
-		}
-	}
-	claimsRaw, encoded := unquoted(m["claims"])
-	if encoded {
-		notes = append(notes, "claims sent as a JSON string")
-	}
-	var claims []json.RawMessage
-	if len(claimsRaw) == 0 || json.Unmarshal(claimsRaw, &claims) != nil {
-		return reportArgs{}, notes, &argError{msg: "compose_report's claims must be a list of {\"text\",\"evidence\"} objects"}
-	}
-	var a reportArgs
-	for i, cr := range claims {
-		var c map[string]json.RawMessage
-		if json.Unmarshal(cr, &c) != nil || c == nil {
-			return a, notes, &argError{msg: fmt.Sprintf("claim %d is not an object with text and evidence", i+1)}
-		}
-		var claim contracts.Claim
-		for k, v := range c {
-			switch k {
-			case "text", "claim", "finding":
-				if json.Unmarshal(v, &claim.Text) != nil {
-					return a, notes, &argError{msg: fmt.Sprintf("claim %d's text must be a string", i+1)}
-				}
-				if k != "text" {
-					notes = append(notes, fmt.Sprintf("claim %d: %q read as \"text\"", i+1, k))
-				}
-			case "evidence", "citations":
-				refs, n, err := evidence(i+1, v, ids)
-				if err != nil {
-					return a, notes, err
-				}
-				if k != "evidence" {
-					n = append(n, fmt.Sprintf("claim %d: %q read as \"evidence\"", i+1, k))
-				}
-				notes = append(notes, n...)
-				claim.Evidence = refs
-			default:
-				return a, notes, &argError{msg: fmt.Sprintf("claim %d has no field %q; a claim is {\"text\",\"evidence\"}", i+1, k)}
-			}
-		}
-		a.Claims = append(a.Claims, claim)
-	}
-	sort.Strings(notes)
-	return a, notes, nil
-}
-
 // unquoted is raw, or the JSON a JSON string raw holds when it holds a
 // list or an object (a value double-encoded), and whether it was.
 func unquoted(raw json.RawMessage) (json.RawMessage, bool) {
@@ -556,4 +471,41 @@ func evidence(claim int, raw json.RawMessage, ids []string) ([]contracts.Evidenc
 		refs = append(refs, ref)
 	}
 	return refs, notes, nil
+}
+
+// idField reads one id argument: a string, or a reference object the model
+// copied whole ({"source":"artifact","correlationId":…}), resolved against
+// the run's ids as evidence is (R1 for r1), and noted when it was.
+func idField(tool, name string, v json.RawMessage, ids []string) (string, string, error) {
+	var s string
+	if json.Unmarshal(v, &s) != nil || strings.TrimSpace(s) == "" {
+		var ref struct {
+			CorrelationID string `json:"correlationId"`
+		}
+		if json.Unmarshal(v, &ref) != nil || strings.TrimSpace(ref.CorrelationID) == "" {
+			return "", "", &argError{msg: fmt.Sprintf("%s's %q must be the id of a result of this run, %s", tool, name, idExample(ids))}
+		}
+		s = ref.CorrelationID
+	}
+	id, note := resolveID(quote(name), s, ids)
+	return id, note, nil
+}
+
+// idExample says what an id of this run looks like, from its own ids.
+func idExample(ids []string) string {
+	for i := len(ids) - 1; i >= 0; i-- {
+		if ids[i] != "" && ids[i] != "schema" {
+			return "such as " + quote(ids[i])
+		}
+	}
+	return "as a tool result names it"
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
-	"github.com/sondehq/sonde/pkg/policy"
 )
 
 // Loops: a call the run has already answered is answered again from the
@@ -143,31 +142,13 @@ func callKey(tool, args string) string {
 	if i := strings.LastIndex(tool, "."); i >= 0 {
 		tool = tool[i+1:] // a "functions." prefix names the same tool
 	}
-	var (
-		a   any
-		err error
-	)
-	switch tool {
-	case policy.ToolRunReadQuery:
-		a, _, err = decodeRead(args)
-	case policy.ToolInspectPlan:
-		a, _, err = decodePlan(args)
-	case policy.ToolInspectSchema:
-		a, _, err = decodeSchema(args)
-	case policy.ToolProfileTable:
-		a, _, err = decodeProfile(args)
-	case policy.ToolInspectOperations:
-		a, _, err = decodeOperations(args)
-	default:
-		err = errNotAStep
-	}
-	if err == nil {
-		return "s_" + stepKey(tool, a)
+	if t, ok := toolTable[tool]; ok && t.step != nil {
+		if a, err := t.step(args); err == nil {
+			return "s_" + stepKey(tool, a)
+		}
 	}
 	return tool + "\x00" + canonicalJSON(args)
 }
-
-var errNotAStep = &argError{msg: "not a step"}
 
 // isStep reports a call key that names a database step: a call the run
 // answers the same way each time it is sent (from the ledger after the
@@ -254,7 +235,7 @@ func (d *drive) repeated(ctx context.Context, mc contracts.ModelToolCall, turn i
 	}
 	reason := fmt.Sprintf("this is the %s identical %s call of the run (%s); it is answered no more", ordinal(n+1), quote(mc.Name), brief(args))
 	if err := d.append(ctx, contracts.KindToolRefused, contracts.ToolRefused{
-		ToolCall: tc, Code: refuseRepeatedCall, Reason: reason, Content: "Refused (" + refuseRepeatedCall + "): " + reason + d.status(turn, false, false),
+		ToolCall: tc, Code: refuseRepeatedCall, Reason: reason, Content: "Refused (" + string(refuseRepeatedCall) + "): " + reason + d.status(turn, false, false),
 	}); err != nil {
 		return false, err
 	}

@@ -26,16 +26,6 @@ const (
 	refuseIncomplete = "report_incomplete"
 )
 
-// callComposeReport ends the run with the report, its citations checked.
-func (d *drive) callComposeReport(ctx context.Context, _ contracts.ExecOp, tc contracts.ToolCall, raw string) (bool, error) {
-	a, notes, err := decodeReport(raw, d.producedIDs())
-	if err != nil {
-		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
-			`send {"claims":[{"text":"…","evidence":[{"source":"artifact","correlationId":"…"}]}]}`)
-	}
-	return d.composeReport(ctx, tc, a, notes)
-}
-
 // composeReport verifies every citation against this run's own ledger —
 // produced, and shown to the model before the citing turn — computes the
 // verdict the report would earn, and ends the run with the report; or

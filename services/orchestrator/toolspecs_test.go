@@ -171,4 +171,84 @@ func TestStepKeysAreStable(t *testing.T) {
 }
 
 // stepKeyArgs is what stepKey takes.
-type stepKeyArgs = any
+type stepKeyArgs = stepArgs
+
+// TestEveryToolIsWhole: each listed tool has every part a tool needs, a
+// tool that reaches the database makes a step from a call written from its
+// own schema, and the workflow table names only listed tools.
+func TestEveryToolIsWhole(t *testing.T) {
+	// unoffered are tools deliberately named by no workflow row.
+	unoffered := map[string]bool{}
+	offered := map[string]bool{}
+	for w, row := range policy.Workflows {
+		for _, n := range row.AgentTools {
+			offered[n] = true
+			if _, ok := toolTable[n]; !ok {
+				t.Errorf("workflow %s names %s, which is not in toolList", w, n)
+			}
+		}
+	}
+	keys := map[string]string{}
+	for i, tl := range toolList {
+		n := tl.spec.Name
+		switch {
+		case n == "":
+			t.Errorf("tool %d has no name", i)
+		case toolTable[n].spec.Name != n || len(toolTable) != len(toolList):
+			t.Errorf("%s is listed twice", n)
+		case tl.spec.Description == "" || tl.brief == "" || tl.call == nil:
+			t.Errorf("%s lacks a description, a brief or a handler", n)
+		case (tl.op != "") != (tl.step != nil):
+			t.Errorf("%s: an executor operation (%q) and a step go together", n, tl.op)
+		case tl.repairBound && tl.step == nil:
+			t.Errorf("%s is refused once repairs are spent but reaches no database", n)
+		case !offered[n] && !unoffered[n]:
+			t.Errorf("%s is named by no workflow row (list it as unoffered if that is meant)", n)
+		}
+		var schema map[string]any
+		if err := json.Unmarshal(tl.spec.Parameters, &schema); err != nil {
+			t.Errorf("%s: parameters are not JSON: %v", n, err)
+			continue
+		}
+		if tl.step == nil {
+			continue
+		}
+		call := exampleCall(schema)
+		a, err := tl.step(call)
+		if err != nil {
+			t.Errorf("%s: a call written from its own schema, %s, is refused: %v", n, call, err)
+			continue
+		}
+		key := stepKey(n, a)
+		if other, ok := keys[key]; ok {
+			t.Errorf("%s and %s make the same step", n, other)
+		}
+		keys[key] = n
+	}
+}
+
+// exampleCall writes arguments from a tool's schema alone: null where null
+// is allowed, else the first value an enum allows, else "x" or 1.
+func exampleCall(schema map[string]any) string {
+	props, _ := schema["properties"].(map[string]any)
+	args := map[string]any{}
+	for name, p := range props {
+		pm, _ := p.(map[string]any)
+		if types, ok := pm["type"].([]any); ok && len(types) == 2 && types[1] == "null" {
+			args[name] = nil
+			continue
+		}
+		if enum, ok := pm["enum"].([]any); ok && len(enum) > 0 {
+			args[name] = enum[0]
+			continue
+		}
+		switch pm["type"] {
+		case "integer":
+			args[name] = 1
+		default:
+			args[name] = "x"
+		}
+	}
+	b, _ := json.Marshal(args)
+	return string(b)
+}
