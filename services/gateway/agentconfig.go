@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -154,23 +153,14 @@ func (g *Gateway) capabilityGate(ctx context.Context, mode contracts.Mode) error
 // time, or an answer carrying a failure all mean no usable model.
 func (g *Gateway) probeModel(ctx context.Context, req contracts.ModelProbeRequest, probeTimeout time.Duration) (contracts.ModelProbeReply, error) {
 	var reply contracts.ModelProbeReply
-	body, err := json.Marshal(req)
-	if err != nil {
-		return reply, fmt.Errorf("encode model probe: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	msg, err := g.nc.RequestWithContext(ctx, contracts.SubjectModelProbe, body)
+	err := natsx.Request(ctx, g.nc, contracts.SubjectModelProbe, req, &reply, natsx.WithTimeout(probeTimeout))
 	switch {
-	case errors.Is(err, nats.ErrNoResponders):
+	case errors.Is(err, natsx.ErrNotDelivered):
 		return reply, errors.New("no model service is running (nothing answers " + contracts.SubjectModelProbe + ")")
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+	case errors.Is(err, natsx.ErrUnanswered) && errors.Is(err, context.DeadlineExceeded):
 		return reply, fmt.Errorf("the model service did not answer its probe within %s", probeTimeout)
 	case err != nil:
 		return reply, fmt.Errorf("model probe: %w", err)
-	}
-	if err := json.Unmarshal(msg.Data, &reply); err != nil {
-		return reply, fmt.Errorf("model probe: undecodable reply: %w", err)
 	}
 	if f := reply.Failure; f != nil {
 		return reply, fmt.Errorf("the configured model is not usable (%s): %s", f.Reason, f.Message)

@@ -2,17 +2,14 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/registry"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
@@ -30,34 +27,38 @@ func (g *Gateway) listConnections(c echo.Context) error {
 	return c.JSON(http.StatusOK, api.Connections{Connections: conns})
 }
 
+// descriptors lists every valid descriptor of the registry, sorted by id.
 func (g *Gateway) descriptors(ctx context.Context) ([]contracts.ConnectionDescriptor, error) {
-	kv, err := g.connectionsKV(ctx)
+	reg, err := g.registry(ctx)
 	if err != nil {
 		return nil, err
 	}
-	lister, err := kv.ListKeys(ctx)
+	return reg.List(ctx)
+}
+
+// descriptor reads the published descriptor of connection id: 400
+// unknown_connection when none is, 503 when its entry is not a valid
+// descriptor or the registry cannot be read.
+func (g *Gateway) descriptor(ctx context.Context, id string) (contracts.ConnectionDescriptor, error) {
+	reg, err := g.registry(ctx)
 	if err != nil {
-		return nil, err
+		g.log.Warn("connection registry unavailable", "err", err)
+		return contracts.ConnectionDescriptor{}, unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
 	}
-	defer lister.Stop()
-	out := []contracts.ConnectionDescriptor{}
-	for key := range lister.Keys() {
-		e, err := kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue // deleted since it was listed
-		}
-		if err != nil {
-			return nil, err
-		}
-		var d contracts.ConnectionDescriptor
-		if err := json.Unmarshal(e.Value(), &d); err != nil || d.ID == "" {
-			g.log.Warn("skipping undecodable connection descriptor", "key", key, "err", err)
-			continue
-		}
-		out = append(out, d)
+	d, err := reg.Get(ctx, id)
+	var invalid *registry.InvalidError
+	switch {
+	case errors.Is(err, registry.ErrUnknownConnection):
+		return d, badRequest(contracts.CodeUnknownConnection, fmt.Sprintf("no connection %q is known to this server", id),
+			"GET "+api.PathConnections+" lists the connection ids you can use")
+	case errors.As(err, &invalid):
+		g.log.Warn("invalid connection descriptor", "connection", id, "err", err)
+		return d, unavailable(fmt.Sprintf("connection %q has no readable descriptor", id), "restart its executor")
+	case err != nil:
+		g.log.Warn("connection lookup failed", "connection", id, "err", err)
+		return d, unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
 	}
-	slices.SortFunc(out, func(a, b contracts.ConnectionDescriptor) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+	return d, nil
 }
 
 // unavailableConnections says which connections an executor could not open,

@@ -19,6 +19,7 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/artifacts"
 	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/registry"
 )
 
 // DefaultListen is the address Serve listens on when Config.Listen is empty.
@@ -110,7 +111,7 @@ type Gateway struct {
 	res   sync.Mutex
 	led   *ledger.Ledger
 	hist  jetstream.Stream
-	conns jetstream.KeyValue
+	conns *registry.Reader
 	arts  *artifacts.Store
 
 	// mu guards the listener state.
@@ -260,8 +261,8 @@ func (g *Gateway) openLedger(ctx context.Context) (*ledger.Ledger, error) {
 	return l, nil
 }
 
-// connectionsKV binds the connections bucket once.
-func (g *Gateway) connectionsKV(ctx context.Context) (jetstream.KeyValue, error) {
+// registry binds the connection registry's reader once.
+func (g *Gateway) registry(ctx context.Context) (*registry.Reader, error) {
 	g.res.Lock()
 	defer g.res.Unlock()
 	if g.conns != nil {
@@ -271,8 +272,8 @@ func (g *Gateway) connectionsKV(ctx context.Context) (jetstream.KeyValue, error)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: bucket %s: %w", contracts.ConnectionsBucket, err)
 	}
-	g.conns = kv
-	return kv, nil
+	g.conns = registry.New(kv, g.log)
+	return g.conns, nil
 }
 
 // artifactStore opens the artifacts object store once.

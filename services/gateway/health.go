@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
@@ -64,15 +64,14 @@ func (g *Gateway) readiness(ctx context.Context) error {
 	if _, err := g.js.Stream(ctx, contracts.LedgerStream); err != nil {
 		return fmt.Errorf("JetStream does not answer for the run ledger (%s): %w", contracts.LedgerStream, err)
 	}
-	msg, err := g.nc.RequestWithContext(ctx, contracts.SubjectRunHealth, nil)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return errors.New("no orchestrator is running")
-	case err != nil:
-		return fmt.Errorf("the orchestrator did not answer its health check: %w", err)
-	}
 	var h contracts.RunHealth
-	if err := json.Unmarshal(msg.Data, &h); err != nil {
+	err := natsx.Request(ctx, g.nc, contracts.SubjectRunHealth, nil, &h)
+	switch {
+	case errors.Is(err, natsx.ErrNotDelivered):
+		return errors.New("no orchestrator is running")
+	case errors.Is(err, natsx.ErrUnanswered):
+		return fmt.Errorf("the orchestrator did not answer its health check: %w", err)
+	case err != nil:
 		return fmt.Errorf("the orchestrator's health reply is not valid: %w", err)
 	}
 	if !h.Ready {
@@ -108,12 +107,14 @@ func (g *Gateway) executorsAnswer(ctx context.Context) error {
 		name := contracts.QueueExecutorPrefix + string(e) // the service's NATS micro name, as logs and `nats micro` show it
 		subject, err := micro.ControlSubject(micro.PingVerb, name, "")
 		if err == nil {
-			_, err = g.nc.RequestWithContext(ctx, subject, nil)
+			err = natsx.Request(ctx, g.nc, subject, nil, nil)
 		}
 		conns := strings.Join(byEngine[e], ", ")
+		var answered *natsx.ServiceError // an error reply still says it runs
 		switch {
-		case errors.Is(err, nats.ErrNoResponders):
+		case errors.Is(err, natsx.ErrNotDelivered):
 			missing = append(missing, fmt.Sprintf("no %s is running (connections %s)", name, conns))
+		case errors.As(err, &answered):
 		case err != nil:
 			missing = append(missing, fmt.Sprintf("%s did not answer its ping (connections %s): %v", name, conns, err))
 		}

@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/ulid/v2"
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
@@ -118,35 +117,11 @@ func queryResponse(art contracts.Artifact, reply contracts.ExecReply) api.QueryR
 		Truncated: art.Truncated, TruncatedBy: art.TruncatedBy, DurationMs: reply.DurationMs}
 }
 
-// descriptor reads the published descriptor of connection id.
-func (g *Gateway) descriptor(ctx context.Context, id string) (contracts.ConnectionDescriptor, error) {
-	var d contracts.ConnectionDescriptor
-	kv, err := g.connectionsKV(ctx)
-	if err != nil {
-		return d, unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
-	}
-	var e jetstream.KeyValueEntry
-	if strings.TrimSpace(id) == "" {
-		err = jetstream.ErrKeyNotFound
-	} else {
-		e, err = kv.Get(ctx, id)
-	}
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
-		return d, badRequest(contracts.CodeUnknownConnection, fmt.Sprintf("no connection %q is known to this server", id),
-			"GET "+api.PathConnections+" lists the connection ids you can use")
-	case err != nil:
-		return d, unavailable("the connection registry cannot be reached", "retry shortly; check NATS")
-	}
-	if err := json.Unmarshal(e.Value(), &d); err != nil || d.Engine == "" {
-		g.log.Warn("undecodable connection descriptor", "connection", id, "err", err)
-		return d, unavailable(fmt.Sprintf("connection %q has no readable descriptor", id), "restart its executor")
-	}
-	return d, nil
-}
-
 // exec sends one read to the executor of engine e and decodes its reply.
 // Executors answer at most once: a request that times out may have run.
+// One that reached no executor did not: 503, which a client may send again;
+// one the executor received and never answered is 504
+// EXECUTOR_UNANSWERED, and the executor is told to stop it.
 func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	return g.execOp(ctx, e, contracts.OpRead, req)
 }
@@ -154,10 +129,6 @@ func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.Ex
 // execOp sends one request for operation op to the executor of engine e.
 func (g *Gateway) execOp(ctx context.Context, e contracts.Engine, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	var reply contracts.ExecReply
-	body, err := json.Marshal(req)
-	if err != nil {
-		return reply, fmt.Errorf("gateway: encode exec request: %w", err)
-	}
 	wait := time.Duration(req.TimeoutMs)*time.Millisecond + queryGrace
 	if req.TimeoutMs == 0 {
 		wait = time.Duration(api.QueryMaxTimeoutMs)*time.Millisecond + queryGrace
@@ -165,7 +136,7 @@ func (g *Gateway) execOp(ctx context.Context, e contracts.Engine, op contracts.E
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	subject := contracts.ExecSubject(e, op)
-	msg, err := g.nc.RequestWithContext(ctx, subject, body)
+	err := natsx.Request(ctx, g.nc, subject, req, &reply)
 	if ctx.Err() != nil && req.StepID != "" {
 		// Nobody will read the answer (the client hung up, or we stopped
 		// waiting): stop the statement at the database rather than let it
@@ -173,17 +144,18 @@ func (g *Gateway) execOp(ctx context.Context, e contracts.Engine, op contracts.E
 		g.cancelExec(e, req)
 	}
 	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return reply, unavailable(fmt.Sprintf("no %s executor is running", e), "start one (sonde serve, or --services executor-"+string(e)+")")
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
-		return reply, fail(http.StatusGatewayTimeout, api.DBErrorCode(contracts.DBTimeout),
-			fmt.Sprintf("the %s executor did not answer within %s", e, wait), "narrow the query, or retry")
-	case err != nil:
+	case errors.Is(err, natsx.ErrNotDelivered):
+		return reply, unavailable(fmt.Sprintf("no %s executor is running: the statement did not run", e),
+			"start one (sonde serve, or --services executor-"+string(e)+"), then send the request again")
+	case errors.Is(err, natsx.ErrUnanswered) && errors.Is(err, context.DeadlineExceeded):
+		return reply, fail(http.StatusGatewayTimeout, api.CodeExecutorUnanswered,
+			fmt.Sprintf("the %s executor received the statement and did not answer within %s: it may have run, and the executor was told to stop it", e, wait),
+			"narrow the query, or retry (a read changes nothing)")
+	case errors.Is(err, natsx.ErrUnanswered):
 		g.log.Warn("exec request failed", "subject", subject, "err", err)
 		return reply, unavailable("the executor cannot be reached", "retry shortly; check NATS")
-	}
-	if err := json.Unmarshal(msg.Data, &reply); err != nil {
-		return reply, fmt.Errorf("gateway: decode %s reply: %w", subject, err)
+	case err != nil:
+		return reply, fmt.Errorf("gateway: %s reply: %w", subject, err)
 	}
 	if reply.Status == contracts.ExecRefused && reply.Refusal == nil || reply.Status == contracts.ExecError && reply.Error == nil ||
 		reply.Status == contracts.ExecOK && reply.Artifact == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,11 +11,10 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/ulid/v2"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/services/gateway/api"
 )
@@ -326,26 +324,19 @@ func (g *Gateway) cancel(ctx context.Context, a contracts.Actor, runID string) (
 
 // command sends one run command to the orchestrator and decodes its reply.
 func (g *Gateway) command(ctx context.Context, subject, runID string, cmd, reply any) error {
-	body, err := json.Marshal(cmd)
-	if err != nil {
-		return fmt.Errorf("gateway: encode %s: %w", subject, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, runCommandTimeout)
-	defer cancel()
-	msg, err := g.nc.RequestWithContext(ctx, subject, body)
+	err := natsx.Request(ctx, g.nc, subject, cmd, reply, natsx.WithTimeout(runCommandTimeout))
 	switch {
-	case errors.Is(err, nats.ErrNoResponders):
+	case errors.Is(err, natsx.ErrNotDelivered):
 		return unavailable("no orchestrator is running", "start one (sonde serve, or --services orchestrator)")
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+	case errors.Is(err, natsx.ErrUnanswered) && errors.Is(err, context.DeadlineExceeded):
 		g.log.Warn("orchestrator did not answer", "subject", subject, "run", runID)
 		return &unansweredError{unavailable(fmt.Sprintf("the orchestrator did not answer within %s; run %s may or may not have received the request", runCommandTimeout, runID),
 			"GET "+api.RunPath(runID)+" shows whether it did")}
-	case err != nil:
+	case errors.Is(err, natsx.ErrUnanswered):
 		g.log.Warn("run command failed", "subject", subject, "run", runID, "err", err)
 		return unavailable("the orchestrator cannot be reached", "retry shortly; check NATS")
-	}
-	if err := json.Unmarshal(msg.Data, reply); err != nil {
-		return fmt.Errorf("gateway: decode %s reply: %w", subject, err)
+	case err != nil:
+		return fmt.Errorf("gateway: %s reply: %w", subject, err)
 	}
 	return nil
 }

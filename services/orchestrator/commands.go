@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/policy"
@@ -273,22 +272,10 @@ func (s *Service) stopLocal(runID string) {
 	}
 }
 
+// connection reads the published descriptor of connection id through the
+// registry's one validity rule.
 func (s *Service) connection(ctx context.Context, id string) (contracts.ConnectionDescriptor, error) {
-	var d contracts.ConnectionDescriptor
-	if id == "" {
-		return d, jetstream.ErrKeyNotFound
-	}
-	e, err := s.conns.Get(ctx, id)
-	if err != nil {
-		return d, err
-	}
-	if err := json.Unmarshal(e.Value(), &d); err != nil {
-		return d, err
-	}
-	if d.ID == "" {
-		return d, errors.New("orchestrator: descriptor without id")
-	}
-	return d, nil
+	return s.conns.Get(ctx, id)
 }
 
 // recordHistory publishes a pointer to the run on its actor's history

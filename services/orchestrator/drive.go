@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/natsx"
 	"github.com/sondehq/sonde/pkg/verdict"
 )
 
@@ -685,8 +685,8 @@ func (d *drive) probeModel(ctx context.Context) (contracts.ModelProbeReply, erro
 // probeModel asks modelturn which model is configured.
 func (s *Service) probeModel(ctx context.Context) (contracts.ModelProbeReply, error) {
 	var reply contracts.ModelProbeReply
-	if err := s.request(ctx, contracts.SubjectModelProbe, contracts.ModelProbeRequest{}, &reply, 5*time.Second); err != nil {
-		if errors.Is(err, nats.ErrNoResponders) {
+	if err := natsx.Request(ctx, s.nc, contracts.SubjectModelProbe, contracts.ModelProbeRequest{}, &reply, natsx.WithTimeout(5*time.Second)); err != nil {
+		if errors.Is(err, natsx.ErrNotDelivered) {
 			return reply, absentFailure()
 		}
 		return reply, &modelError{reason: contracts.ReasonModelUnavailable, detail: "The model-turn service could not be asked: " + err.Error() + "."}
@@ -746,13 +746,13 @@ func (s *Service) modelTurn(ctx context.Context, req contracts.ModelTurnRequest)
 	defer stop()
 	// The service bounds the call itself; wait a little longer for its answer.
 	wait := time.Duration(req.TimeoutMs)*time.Millisecond + 5*time.Second
-	if err := s.request(ctx, contracts.SubjectModelTurn, req, &reply, wait); err != nil {
+	if err := natsx.Request(ctx, s.nc, contracts.SubjectModelTurn, req, &reply, natsx.WithTimeout(wait)); err != nil {
 		switch {
 		case errors.Is(context.Cause(ctx), errTurnLost):
 			return reply, &modelError{reason: contracts.ReasonModelUnavailable, lost: true}
-		case errors.Is(err, nats.ErrNoResponders):
+		case errors.Is(err, natsx.ErrNotDelivered):
 			return reply, absentFailure()
-		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		case errors.Is(err, natsx.ErrUnanswered) && errors.Is(err, context.DeadlineExceeded):
 			return reply, &modelError{reason: contracts.ReasonModelTimeout}
 		}
 		return reply, &modelError{reason: contracts.ReasonModelUnavailable, detail: "The model-turn service could not be asked: " + err.Error() + "."}
@@ -770,38 +770,25 @@ type executorError struct{ err error }
 func (e *executorError) Error() string { return "executor: " + e.err.Error() }
 func (e *executorError) Unwrap() error { return e.err }
 
-// errNoReply is an executor request that was delivered and never answered:
-// the statement may or may not have run.
+// errNoReply is an executor request that may have been delivered and was
+// never answered: the statement may or may not have run.
 var errNoReply = errors.New("orchestrator: executor did not answer")
+
+// exec asks the executor of engine for one operation. Only a request that
+// reached no executor (natsx.ErrNotDelivered) certainly did not run: it is
+// an *executorError, which the run may ask again; any other failure is
+// errNoReply, and the step is recorded indeterminate, never run again.
 
 func (s *Service) exec(ctx context.Context, engine contracts.Engine, op contracts.ExecOp, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	var reply contracts.ExecReply
 	wait := time.Duration(req.TimeoutMs)*time.Millisecond + s.cfg.ExecReplyGrace
-	err := s.request(ctx, contracts.ExecSubject(engine, op), req, &reply, wait)
+	err := natsx.Request(ctx, s.nc, contracts.ExecSubject(engine, op), req, &reply, natsx.WithTimeout(wait))
 	switch {
 	case err == nil:
 		return reply, nil
-	case errors.Is(err, nats.ErrNoResponders):
+	case errors.Is(err, natsx.ErrNotDelivered):
 		return reply, &executorError{err: err}
 	default:
 		return reply, fmt.Errorf("%w: %w", errNoReply, err)
 	}
-}
-
-// request is one core NATS request/reply with JSON bodies.
-func (s *Service) request(ctx context.Context, subject string, req, reply any, wait time.Duration) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	msg, err := s.nc.RequestWithContext(ctx, subject, b)
-	if err != nil {
-		return err
-	}
-	if code := msg.Header.Get("Nats-Service-Error-Code"); code != "" {
-		return fmt.Errorf("%s answered error %s", subject, code)
-	}
-	return json.Unmarshal(msg.Data, reply)
 }

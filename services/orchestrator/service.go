@@ -21,6 +21,8 @@ import (
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/artifacts"
 	"github.com/sondehq/sonde/pkg/ledger"
+	"github.com/sondehq/sonde/pkg/natsx"
+	"github.com/sondehq/sonde/pkg/registry"
 )
 
 // Config configures the orchestrator.
@@ -81,7 +83,7 @@ type Service struct {
 	log    *slog.Logger
 	nc     *nats.Conn
 	ledger *ledger.Ledger
-	conns  jetstream.KeyValue
+	conns  *registry.Reader
 	leases *leases
 	svc    micro.Service
 
@@ -195,7 +197,10 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 	}
 	s.openArtifacts(ctx, func(ctx context.Context) (*artifacts.Store, error) { return artifacts.New(ctx, js) })
 	if err := awaitResource(ctx, s.cfg.StartWait, func(ctx context.Context) (err error) {
-		s.conns, err = js.KeyValue(ctx, contracts.ConnectionsBucket)
+		kv, err := js.KeyValue(ctx, contracts.ConnectionsBucket)
+		if err == nil {
+			s.conns = registry.New(kv, s.log)
+		}
 		return err
 	}); err != nil {
 		return fmt.Errorf("orchestrator: bucket %s: %w", contracts.ConnectionsBucket, err)
@@ -298,8 +303,8 @@ func (s *Service) askResume() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b, _ := json.Marshal(contracts.StartRun{RunID: r.runID, Actor: r.actor})
-			if _, err := s.nc.Request(contracts.SubjectRunStart, b, 2*time.Second); err != nil {
+			start := contracts.StartRun{RunID: r.runID, Actor: r.actor}
+			if err := natsx.Request(context.Background(), s.nc, contracts.SubjectRunStart, start, nil, natsx.WithTimeout(2*time.Second)); err != nil {
 				s.log.Info("handed-off run left to the sweep", "run", r.runID, "err", err)
 			}
 		}()

@@ -45,6 +45,14 @@ const (
 	QueryMaxTimeoutMs = 10000
 )
 
+// CodeExecutorUnanswered: the executor received the statement and did not
+// answer within the statement's timeout and the gateway's grace (504): the
+// statement may have run, and may still be running (the gateway sends the
+// executor a cancel). A statement the database stopped at its timeout is
+// DB_TIMEOUT instead: it ran and was stopped. A read no executor received
+// is 503 UNAVAILABLE: it did not run.
+const CodeExecutorUnanswered = "EXECUTOR_UNANSWERED"
+
 // DBErrorCode is the error code of a database error of class c in an API
 // answer: DB_SYNTAX, DB_MISSING_OBJECT, DB_TIMEOUT, ….
 func DBErrorCode(c contracts.DBErrorClass) string {

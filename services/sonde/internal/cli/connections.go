@@ -54,11 +54,9 @@ func printConnections(out io.Writer, conns []contracts.ConnectionDescriptor) err
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tENGINE\tSTATUS\tDESCRIPTION")
 	for _, c := range conns {
-		status := c.Status
-		if status == "" {
-			status = contracts.ConnectionAvailable // an executor older than the field
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Engine, status, oneLine(c.Description, 70))
+		// Printed as served: the registry reader (pkg/registry) gives an
+		// empty status its meaning, available.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID, c.Engine, c.Status, oneLine(c.Description, 70))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
