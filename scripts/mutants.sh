@@ -157,15 +157,15 @@ m hypothetical-index-table-unguarded ./services/executor/internal/postgres/ 'Tes
 # Issue 11: the specialist workflows' tools. A presented answer is one data
 # read, once, its chart checked against the live rows; a comparison joins
 # two plans of the run.
-wt=services/orchestrator/workflowtools.go
+anst=services/orchestrator/tool_present_answer.go
 cmpt=services/orchestrator/tool_compare_plans.go
 rect=services/orchestrator/tool_recommend_change.go
 m answer-not-a-data-read-accepted "$orch" 'TestPresentAnswerRefusesEachWrongAnswer|TestPresentAnswerRefusesAProfile' - \
-	"$wt" 'case st.Tool != policy.ToolRunReadQuery:' 'case false:'
+	"$anst" 'case st.Tool != policy.ToolRunReadQuery:' 'case false:'
 m answer-profile-accepted "$orch" 'TestPresentAnswerRefusesAProfile' - \
-	"$wt" 'case st.Tool != policy.ToolRunReadQuery:' 'case st.Tool == policy.ToolInspectPlan:'
+	"$anst" 'case st.Tool != policy.ToolRunReadQuery:' 'case st.Tool == policy.ToolInspectPlan:'
 m answer-recorded-twice "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
-	"$wt" 'if rec := d.record(); rec.Answer != nil {' 'if rec := d.record(); false && rec.Answer != nil {'
+	"$anst" 'if rec := d.record(); rec.Answer != nil {' 'if rec := d.record(); false && rec.Answer != nil {'
 # The one chart decision (pkg/chart): the server refuses what the rows
 # cannot carry, names each point it does not draw, and records the decision
 # with the answer; the CLI draws the recorded decision, not its own.
@@ -178,7 +178,7 @@ m chart-one-row-accepted ./pkg/chart/ 'TestDecideRefusesWhatTheRowsCannotCarry' 
 m chart-null-point-drawn ./pkg/chart/ 'TestALineWithOneNullIsDrawnWithoutIt' - \
 	pkg/chart/chart.go $'\tif v == nil {\n\t\treturn contracts.ChartDropNull, true\n\t}\n' ''
 m chart-decision-not-recorded "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
-	"$wt" 'Presentation: a.Presentation, Chart: decided,' 'Presentation: a.Presentation,'
+	"$anst" 'Presentation: a.Presentation, Chart: decided,' 'Presentation: a.Presentation,'
 m cli-chart-decides-again ./services/sonde/internal/render/ 'TestPrintWorkflowAnswer' - \
 	services/sonde/internal/render/chart.go 'if decided == nil {' 'if true {'
 m compare-plans-accepts-a-read "$orch" 'TestComparePlansJoinsTheLedger' - \
@@ -189,9 +189,9 @@ m compare-plans-released-rows "$orch" 'TestComparePlansJoinsTheLedger' - \
 m recommendation-unresolved-evidence "$orch" 'TestRecommendChangeIsRecordedNeverRun' - \
 	"$rect" 'if len(unresolved) > 0 {' 'if false {'
 m handover-without-autoexecute "$orch" 'TestPresentAnswerRefusesEachWrongAnswer' - \
-	"$wt" 'if d.header.AutoExecute {' 'if true {'
+	"$anst" 'if d.header.AutoExecute {' 'if true {'
 m gate-evidence-ignores-fingerprint "$orch" 'TestAutoExecuteGateReadsTheLedger' - \
-	"$wt" 'if st.Status != contracts.StepCompleted || st.Fingerprint == "" || st.Fingerprint != answer.Fingerprint {' 'if st.Status != contracts.StepCompleted {'
+	"$anst" 'if st.Status != contracts.StepCompleted || st.Fingerprint == "" || st.Fingerprint != answer.Fingerprint {' 'if st.Status != contracts.StepCompleted {'
 m operations-row-packs-columns "$orch" 'TestOperationsRunIsPackedAsNamesAndIndexes' - \
 	pkg/policy/policy.go 'NamesAndIndexes: true,' 'NamesAndIndexes: false,'
 m operations-packing-names-columns ./pkg/grounding/ 'TestOperationsPackingIsNamesAndIndexes' - \

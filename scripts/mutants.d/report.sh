@@ -2,7 +2,7 @@
 # result the model was shown, compose_report's own checks, and a report
 # that would end the run unanswered refused once per shortfall.
 rp=services/orchestrator/report.go
-wt=services/orchestrator/workflowtools.go
+anst=services/orchestrator/tool_present_answer.go
 sf=services/orchestrator/shortfalls.go
 rect=services/orchestrator/tool_recommend_change.go
 
@@ -25,7 +25,7 @@ m same-turn-counted-as-shown "$orch" 'TestSameTurnCitationIsRefused|TestSameTurn
 m same-turn-recommendation-accepted "$orch" 'TestSameTurnRuleHoldsForEveryCitingTool' - \
 	"$rect" 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) > 0 {' 'if unseen := d.unseen(tc.Turn, a.Evidence); len(unseen) < 0 {'
 m same-turn-answer-accepted "$orch" 'TestSameTurnRuleHoldsForEveryCitingTool' - \
-	"$wt" 'CorrelationID: a.Artifact}}); len(unseen) > 0 {' 'CorrelationID: a.Artifact}}); len(unseen) < 0 {'
+	"$anst" 'CorrelationID: a.Artifact}}); len(unseen) > 0 {' 'CorrelationID: a.Artifact}}); len(unseen) < 0 {'
 m unseen-result-listed-citable "$orch" 'TestSameTurnCitationIsRefused' - \
 	"$rp" 'CorrelationID: id}, turn) {' 'CorrelationID: id}, turn+1) {'
 # Item 4: the verdict a report would earn is computed before it is

@@ -137,7 +137,7 @@ func keyOrder(raw json.RawMessage) []string {
 func TestStepKeysAreStable(t *testing.T) {
 	for _, c := range []struct {
 		tool string
-		args stepKeyArgs
+		args stepArgs
 		want string
 	}{
 		{policy.ToolRunReadQuery, readArgs{SQL: " SELECT 1;\n", Reason: "prose"}, "bb120c57f6984c8fe742"},
@@ -169,9 +169,6 @@ func TestStepKeysAreStable(t *testing.T) {
 		}
 	}
 }
-
-// stepKeyArgs is what stepKey takes.
-type stepKeyArgs = stepArgs
 
 // TestEveryToolIsWhole: each listed tool has every part a tool needs, a
 // tool that reaches the database makes a step from a call written from its
