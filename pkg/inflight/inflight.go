@@ -7,6 +7,7 @@
 package inflight
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -50,12 +51,27 @@ func (c *Counter) Len() int {
 // Wait waits until no request is in flight or timeout passes (a negative
 // timeout waits without limit), and reports whether none is.
 func (c *Counter) Wait(timeout time.Duration) bool {
-	var expired <-chan time.Time
-	if timeout >= 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
+	if timeout < 0 {
+		return c.waitOr(nil, nil)
 	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	return c.waitOr(nil, t.C)
+}
+
+// Drain waits until no request is in flight, grace passes (a negative grace
+// does not wait) or ctx ends, whichever comes first, and reports whether
+// none is left: a service's Stop lets what it serves finish, and its
+// caller's deadline cuts that short.
+func (c *Counter) Drain(ctx context.Context, grace time.Duration) bool {
+	t := time.NewTimer(max(grace, 0))
+	defer t.Stop()
+	return c.waitOr(ctx.Done(), t.C)
+}
+
+// waitOr waits until no request is in flight, stop closes or expired fires
+// (a nil channel never does), and reports whether none is.
+func (c *Counter) waitOr(stop <-chan struct{}, expired <-chan time.Time) bool {
 	for {
 		c.mu.Lock()
 		if c.n == 0 {
@@ -70,6 +86,8 @@ func (c *Counter) Wait(timeout time.Duration) bool {
 		select {
 		case <-idle:
 		case <-expired:
+			return false
+		case <-stop:
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package inflight
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -70,4 +71,39 @@ func TestDoneWithoutAddPanics(t *testing.T) {
 	}()
 	var c Counter
 	c.Done()
+}
+
+// TestDrainEndsAtTheFirstOfIdleGraceAndDeadline: Drain waits for the last
+// request within the grace, and the caller's deadline cuts the grace short.
+func TestDrainEndsAtTheFirstOfIdleGraceAndDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c Counter
+		c.Add()
+		go func() {
+			time.Sleep(time.Second)
+			c.Done()
+		}()
+		if !c.Drain(context.Background(), time.Minute) {
+			t.Fatal("Drain gave up before the request it waited for ended")
+		}
+
+		c.Add()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		if c.Drain(ctx, time.Hour) {
+			t.Fatal("Drain reported idle with a request in flight")
+		}
+		if el := time.Since(start); el != 2*time.Second {
+			t.Fatalf("Drain gave up after %v, want at the deadline (2s), before the grace (1h)", el)
+		}
+		start = time.Now()
+		if c.Drain(context.Background(), 3*time.Second) {
+			t.Fatal("Drain reported idle with a request in flight")
+		}
+		if el := time.Since(start); el != 3*time.Second {
+			t.Fatalf("Drain gave up after %v, want at the grace (3s)", el)
+		}
+		c.Done()
+	})
 }

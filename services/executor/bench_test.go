@@ -38,7 +38,7 @@ func benchRead(b *testing.B, path, query string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s.Stop()
+		defer s.Stop(context.Background())
 		req := contracts.ExecRequest{ConnectionID: "demo", Profile: contracts.ProfileAgentReadOnly, SQL: query, TimeoutMs: 10_000}
 		b.ReportAllocs()
 		for b.Loop() {

@@ -45,10 +45,10 @@ func TestDuckDBOverNATS(t *testing.T) {
 	srv := natstest.Start(t)
 	conn := connections.Connection{ID: "shop", Engine: contracts.EngineDuckDB, Path: duckdbFixture(t),
 		Readable: []string{"main.orders", "main.events"}, LargeTables: map[string]string{"main.events": "event_date"}}
-	s := newService(t, Config{Engine: contracts.EngineDuckDB, Connections: []connections.Connection{conn}})
+	s := newService(t, Config{Engine: contracts.EngineDuckDB, Connections: []connections.Connection{conn}, NATS: srv.Connect()})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.Start(ctx, srv.Connect()); err != nil {
+	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	client := srv.Connect()

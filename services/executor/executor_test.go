@@ -52,7 +52,7 @@ func newService(t testing.TB, cfg Config) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Stop() })
+	t.Cleanup(func() { s.Stop(context.Background()) })
 	return s
 }
 
@@ -326,14 +326,14 @@ func (s *syncStore) Put(ctx context.Context, a contracts.Artifact) error {
 
 func TestExecAfterStop(t *testing.T) {
 	s := newService(t, Config{})
-	if err := s.Stop(); err != nil {
+	if err := s.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	reply := s.shownExec(context.Background(), contracts.OpRead, read("select 1"))
 	if reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBUnavailable {
 		t.Fatalf("after stop: %+v", reply)
 	}
-	if err := s.Stop(); err != nil {
+	if err := s.Stop(context.Background()); err != nil {
 		t.Fatalf("second stop: %v", err)
 	}
 }
@@ -429,10 +429,10 @@ func TestNATS(t *testing.T) {
 	srv := natstest.Start(t)
 	nc := srv.Connect()
 	conn := demoConn(t)
-	s := newService(t, Config{Connections: []connections.Connection{conn}})
+	s := newService(t, Config{Connections: []connections.Connection{conn}, NATS: nc})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.Start(ctx, nc); err != nil {
+	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	client := srv.Connect()
@@ -534,7 +534,7 @@ func TestNATS(t *testing.T) {
 	}
 
 	// After Stop nobody answers.
-	if err := s.Stop(); err != nil {
+	if err := s.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	payload, _ = json.Marshal(read("select 1"))

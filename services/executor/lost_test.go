@@ -98,8 +98,7 @@ func assertNeutralDescriptor(t *testing.T, d contracts.ConnectionDescriptor, sec
 // reason, and — once back restores the database — that it is available and
 // reads again.
 func runLost(t *testing.T, c lostCase, gone, back func(t *testing.T)) {
-	s := newService(t, Config{Engine: c.engine, RetryOpen: 50 * time.Millisecond, Connections: []connections.Connection{c.conn}})
-	srv, client := startNATS(t, s)
+	s, srv, client := serveNATS(t, Config{Engine: c.engine, RetryOpen: 50 * time.Millisecond, Connections: []connections.Connection{c.conn}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	id := c.conn.ID

@@ -86,7 +86,7 @@ func TestOperationsOnChinook(t *testing.T) {
 					t.Errorf("%s: %v\n%s", kind, err, reply.Text)
 				}
 			}
-			s.Stop()
+			s.Stop(context.Background())
 			if opsDigest(t, path) != before {
 				t.Fatal("chinook changed")
 			}
@@ -198,7 +198,7 @@ func TestOperationsHoldTheFence(t *testing.T) {
 	if reply.Status != contracts.ExecOK || reply.Artifact.Rows < 12 {
 		t.Errorf("table-stats of the hostile file: %+v", reply.Artifact)
 	}
-	s.Stop()
+	s.Stop(context.Background())
 	if opsDigest(t, path) != before {
 		t.Fatal("the file changed")
 	}

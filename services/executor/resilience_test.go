@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -29,16 +30,19 @@ func counting(n int) string {
 	return fmt.Sprintf("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < %d) SELECT count(*) AS n FROM c", n)
 }
 
-// startNATS starts s on an embedded server and returns a client connection.
-func startNATS(t *testing.T, s *Service) (*natstest.Server, *nats.Conn) {
+// serveNATS builds a service of cfg on an embedded server, starts it and
+// returns a client connection.
+func serveNATS(t *testing.T, cfg Config) (*Service, *natstest.Server, *nats.Conn) {
 	t.Helper()
 	srv := natstest.Start(t)
+	cfg.NATS = srv.Connect()
+	s := newService(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.Start(ctx, srv.Connect()); err != nil {
+	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return srv, srv.Connect()
+	return s, srv, srv.Connect()
 }
 
 func request(ctx context.Context, nc *nats.Conn, req contracts.ExecRequest) (contracts.ExecReply, error) {
@@ -75,8 +79,7 @@ func descriptor(t *testing.T, srv *natstest.Server, id string) contracts.Connect
 // that operation at the database at once, on every replica that hears it,
 // and one that arrives before its operation stops it when it arrives.
 func TestCancelStopsTheStatement(t *testing.T) {
-	s := newService(t, Config{})
-	_, client := startNATS(t, s)
+	s, _, client := serveNATS(t, Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -175,10 +178,9 @@ func TestBusyWaitStaysWithinTheTimeout(t *testing.T) {
 // file appears the executor opens it and publishes it available.
 func TestUnavailableFileAppears(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "later.db")
-	s := newService(t, Config{RetryOpen: 50 * time.Millisecond, Connections: []connections.Connection{
+	_, srv, client := serveNATS(t, Config{RetryOpen: 50 * time.Millisecond, Connections: []connections.Connection{
 		{ID: "later", Engine: contracts.EngineSQLite, Path: path},
 	}})
-	srv, client := startNATS(t, s)
 	d := descriptor(t, srv, "later")
 	if d.Status != contracts.ConnectionUnavailable || d.Reason != "the database file does not exist" {
 		t.Fatalf("at start: %+v", d)
@@ -242,7 +244,7 @@ func TestUnreachableServerDoesNotStopTheExecutor(t *testing.T) {
 		reply.Refusal.Code != contracts.RefuseConnectionUnavailable {
 		t.Fatalf("read: %+v", reply)
 	}
-	if err := s.Stop(); err != nil {
+	if err := s.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -250,8 +252,7 @@ func TestUnreachableServerDoesNotStopTheExecutor(t *testing.T) {
 // TestStopDrains: Stop stops taking requests at once, lets the operation in
 // flight finish within the grace, and only then returns.
 func TestStopDrains(t *testing.T) {
-	s := newService(t, Config{DrainGrace: 20 * time.Second})
-	_, client := startNATS(t, s)
+	s, _, client := serveNATS(t, Config{DrainGrace: 20 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -267,7 +268,7 @@ func TestStopDrains(t *testing.T) {
 	}()
 	waitRunning(t, s)
 	stopped := make(chan error, 1)
-	go func() { stopped <- s.Stop() }()
+	go func() { stopped <- s.Stop(context.Background()) }()
 	waitStopping(t, s)
 
 	// No new request is taken while it drains.
@@ -299,7 +300,7 @@ func TestStopCancelsAfterTheGrace(t *testing.T) {
 	}()
 	waitRunning(t, s)
 	start := time.Now()
-	if err := s.Stop(); err != nil {
+	if err := s.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > 5*time.Second {
@@ -307,6 +308,45 @@ func TestStopCancelsAfterTheGrace(t *testing.T) {
 	}
 	if reply := <-done; reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBCancelled {
 		t.Fatalf("after the grace: %+v", reply)
+	}
+}
+
+// TestStopContextCutsTheDrain: over NATS, an operation in flight when Stop
+// begins is cancelled once Stop's context ends, even with a grace that has
+// not passed; it is answered (cancelled), and a second Stop is a no-op.
+func TestStopContextCutsTheDrain(t *testing.T) {
+	s, _, client := serveNATS(t, Config{DrainGrace: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan contracts.ExecReply, 1)
+	go func() {
+		req := read(endless)
+		req.TimeoutMs = 30_000
+		reply, err := request(ctx, client, req)
+		if err != nil {
+			reply = failed(&contracts.DBError{Class: contracts.DBOther, Message: err.Error()})
+		}
+		done <- reply
+	}()
+	waitRunning(t, s)
+	stopCtx, stop := context.WithCancel(context.Background())
+	stop()
+	if err := s.Stop(stopCtx); err != nil {
+		t.Fatal(err)
+	}
+	if reply := <-done; reply.Status != contracts.ExecError || reply.Error.Class != contracts.DBCancelled {
+		t.Fatalf("the read cut by Stop's context: %+v", reply)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+}
+
+// TestStartNeedsNATS: Start without Config.NATS says so.
+func TestStartNeedsNATS(t *testing.T) {
+	s := newService(t, Config{})
+	if err := s.Start(context.Background()); !errors.Is(err, ErrNoConn) {
+		t.Fatalf("Start without NATS: %v, want ErrNoConn", err)
 	}
 }
 

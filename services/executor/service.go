@@ -16,6 +16,9 @@ import (
 	"github.com/sondehq/sonde/services/executor/internal/refuse"
 )
 
+// ErrNoConn is returned by Start when Config.NATS is nil.
+var ErrNoConn = errors.New("executor: Config.NATS is nil: Start needs a NATS connection")
+
 // Start publishes the descriptor of every connection served to the KV
 // bucket contracts.ConnectionsBucket (key: the connection id), opens the
 // artifact store unless Config gave one, and serves Ops on
@@ -23,10 +26,14 @@ import (
 // registered with the NATS micro framework under that name. Requests are handled concurrently;
 // a malformed one is answered with a refusal. It also hears
 // contracts.ExecCancelSubject(engine) outside any queue group, so the
-// replica running a cancelled operation stops it.
-func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
+// replica running a cancelled operation stops it. It serves on Config.NATS.
+func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	nc := s.nc
+	if nc == nil {
+		return ErrNoConn
+	}
 	if s.stopped {
 		return errors.New("executor: start after stop")
 	}
@@ -88,7 +95,7 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 		_ = cancelSub.Unsubscribe()
 		return fmt.Errorf("executor: flush subscriptions: %w", err)
 	}
-	s.svc, s.nc, s.cancelSub = svc, nc, cancelSub
+	s.svc, s.cancelSub = svc, cancelSub
 	s.log.Info("serving", "connections", len(s.order), "queue", s.name)
 	return nil
 }
@@ -168,11 +175,12 @@ func (s *Service) publish(srv *served) {
 }
 
 // Stop drains the executor: it stops taking requests (the endpoints'
-// interest ends), lets the operations in flight finish for the drain grace,
-// then cancels what is still running, waits for its replies and closes the
-// database connections. Cancels are heard until the end. It is safe to call
-// more than once; the service cannot be started again.
-func (s *Service) Stop() error {
+// interest ends), lets the operations in flight finish for the drain grace
+// (Config.DrainGrace) or until ctx ends, whichever comes first, then cancels
+// what is still running, waits for its replies and closes the database
+// connections. Cancels are heard until the end. It is safe to call more
+// than once, and without Start; the service cannot be started again.
+func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
@@ -192,8 +200,8 @@ func (s *Service) Stop() error {
 			s.log.Warn("flush on stop", "err", ferr)
 		}
 	}
-	if !s.inflight.Wait(max(s.grace, 0)) {
-		s.log.Warn("drain grace over; cancelling the operations still running", "grace", s.grace)
+	if !s.inflight.Drain(ctx, s.grace) {
+		s.log.Warn("drain grace over; cancelling the operations still running", "grace", s.grace, "stopCtx", ctx.Err())
 	}
 	s.mu.Lock()
 	s.closed = true

@@ -126,7 +126,7 @@ func TestProfileChinookDuckDB(t *testing.T) {
 			t.Errorf("%q: %s %+v %+v", spelling, r.Status, r.Refusal, r.Error)
 		}
 	}
-	s.Stop()
+	s.Stop(context.Background())
 	after := duckSnapshot(t, path)
 	if fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the database changed:\n%v\n%v", before, after)

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net/url"
@@ -42,7 +43,7 @@ func TestLargeTablesMismatchIsAConnectionWarning(t *testing.T) {
 		if strings.Contains(all, path) {
 			t.Errorf("%v: a warning names the file: %q", c.large, d.Warnings)
 		}
-		s.Stop()
+		s.Stop(context.Background())
 	}
 }
 
@@ -79,7 +80,7 @@ func TestImplicitUserCastIsAConnectionWarning(t *testing.T) {
 	served := func() contracts.ConnectionDescriptor {
 		s := newService(t, Config{Engine: contracts.EnginePostgres, Connections: []connections.Connection{
 			{ID: "cast", Engine: contracts.EnginePostgres, DSN: dsn}}})
-		defer s.Stop()
+		defer s.Stop(context.Background())
 		return s.Descriptors()[0]
 	}
 	const warned = "user-defined implicit cast"

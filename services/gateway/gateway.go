@@ -22,7 +22,7 @@ import (
 	"github.com/sondehq/sonde/pkg/registry"
 )
 
-// DefaultListen is the address Serve listens on when Config.Listen is empty.
+// DefaultListen is the address Start listens on when Config.Listen is empty.
 const DefaultListen = "127.0.0.1:8080"
 
 // Timeouts of the requests the gateway sends on NATS.
@@ -37,7 +37,7 @@ const (
 
 // Config configures a Gateway.
 type Config struct {
-	// Listen is the TCP address Serve listens on (DefaultListen when empty).
+	// Listen is the TCP address Start listens on (DefaultListen when empty).
 	// A non-loopback address requires Tokens.
 	Listen string
 	// Tokens maps a bearer token to its actor (see ParseTokens). With none,
@@ -103,7 +103,7 @@ type Gateway struct {
 	mcpOnce sync.Once
 	mcpHTTP http.Handler
 
-	// drain ends every live stream when Serve starts shutting down.
+	// drain ends every live stream when Stop starts shutting down.
 	drain     context.Context
 	stopDrain context.CancelFunc
 
@@ -114,11 +114,15 @@ type Gateway struct {
 	conns *registry.Reader
 	arts  *artifacts.Store
 
-	// mu guards the listener state.
-	mu        sync.Mutex
-	addr      net.Addr
-	listening chan struct{}
-	listened  bool
+	// mu guards the server's state.
+	mu      sync.Mutex
+	addr    net.Addr
+	srv     *http.Server
+	served  chan error // srv.Serve's result
+	stopped bool
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // New validates cfg and builds a gateway on nc. It refuses, with an
@@ -144,7 +148,7 @@ func New(cfg Config, nc *nats.Conn) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: jetstream: %w", err)
 	}
-	g := &Gateway{cfg: cfg, log: cfg.Logger, nc: nc, js: js, listening: make(chan struct{})}
+	g := &Gateway{cfg: cfg, log: cfg.Logger, nc: nc, js: js}
 	if g.log == nil {
 		g.log = slog.Default()
 	}
@@ -180,16 +184,22 @@ func isLoopback(addr string) bool {
 // another server.
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
-// Serve listens on Config.Listen and serves until ctx ends, then shuts down
-// gracefully: live streams end and in-flight requests get a few seconds to
-// finish. It returns nil after a shutdown caused by ctx.
-func (g *Gateway) Serve(ctx context.Context) error {
+// Start listens on Config.Listen and serves in the background until Stop;
+// it returns once the listener is bound (Addr answers), or with the reason
+// it could not be. ctx bounds the listen only.
+func (g *Gateway) Start(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return errors.New("gateway: start after stop")
+	}
+	if g.srv != nil {
+		return errors.New("gateway: already started")
+	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", g.cfg.Listen)
 	if err != nil {
-		g.markListening(nil)
 		return fmt.Errorf("gateway: listen %s: %w", g.cfg.Listen, err)
 	}
-	g.markListening(ln.Addr())
 	srv := &http.Server{
 		Handler:           g.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -197,18 +207,45 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(g.stopDrain)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	served := make(chan error, 1)
+	go func() {
+		err := srv.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			g.log.Error("gateway stopped serving", "err", err)
+		}
+		served <- err
+	}()
+	g.addr, g.srv, g.served = ln.Addr(), srv, served
 	g.log.Info("gateway listening", "addr", ln.Addr().String(), "auth", g.authMode())
-	select {
-	case err := <-done:
-		return fmt.Errorf("gateway: serve: %w", err)
-	case <-ctx.Done():
+	return nil
+}
+
+// Stop shuts down gracefully: it stops listening, ends every live stream,
+// and lets the requests in flight finish for a few seconds (shutdownGrace)
+// or until ctx ends, whichever comes first. It is safe to call more than
+// once, and without Start; the gateway cannot be started again.
+func (g *Gateway) Stop(ctx context.Context) error {
+	g.stopOnce.Do(func() { g.stopErr = g.shutdown(ctx) })
+	return g.stopErr
+}
+
+func (g *Gateway) shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	g.stopped = true
+	srv, served := g.srv, g.served
+	g.mu.Unlock()
+	if srv == nil {
+		g.stopDrain()
+		return nil
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	sctx, cancel := context.WithTimeout(ctx, shutdownGrace)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if err2 := <-done; !errors.Is(err2, http.ErrServerClosed) && err == nil {
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		// Past the grace, what is still open is cut.
+		_ = srv.Close()
+	}
+	if err2 := <-served; !errors.Is(err2, http.ErrServerClosed) && err == nil {
 		err = err2
 	}
 	if err != nil {
@@ -217,27 +254,13 @@ func (g *Gateway) Serve(ctx context.Context) error {
 	return nil
 }
 
-func (g *Gateway) markListening(addr net.Addr) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.listened {
-		return
-	}
-	g.addr, g.listened = addr, true
-	close(g.listening)
-}
-
-// Addr is the address Serve listens on, or nil before it listens (or when it
-// failed to). With port 0 in Config.Listen it holds the chosen port.
+// Addr is the address Start listens on, or nil before it listens. With port
+// 0 in Config.Listen it holds the chosen port.
 func (g *Gateway) Addr() net.Addr {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.addr
 }
-
-// Listening is closed once Serve has bound its listener, or failed to; then
-// Addr answers.
-func (g *Gateway) Listening() <-chan struct{} { return g.listening }
 
 func (g *Gateway) authMode() string {
 	if len(g.cfg.Tokens) == 0 {

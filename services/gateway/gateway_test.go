@@ -74,19 +74,14 @@ func TestNewRefusesPublicListenWithoutTokens(t *testing.T) {
 	}
 }
 
-func TestServeListensAndShutsDown(t *testing.T) {
+func TestStartListensAndStopShutsDown(t *testing.T) {
 	e := newEnv(t, func(c *gateway.Config) { c.Tokens = nil })
 	gw, err := gateway.New(gateway.Config{Listen: "127.0.0.1:0", Logger: discardLogger()}, e.srv.Connect())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- gw.Serve(ctx) }()
-	<-gw.Listening()
-	if gw.Addr() == nil {
-		t.Fatal(<-done)
+	if err := gw.Start(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	base := "http://" + gw.Addr().String()
 	resp, err := http.Get(base + api.PathHealth)
@@ -111,17 +106,17 @@ func TestServeListensAndShutsDown(t *testing.T) {
 		})
 	}()
 	<-streaming
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Serve did not return after its context ended")
+	if err := gw.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
 	}
 	if err := <-streamDone; err != nil {
 		t.Fatalf("stream after shutdown: %v", err)
+	}
+	if err := gw.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop again: %v", err)
+	}
+	if _, err := http.Get(base + api.PathHealth); err == nil {
+		t.Fatal("a stopped gateway still answers")
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // The providers New accepts.
@@ -76,6 +78,9 @@ type Config struct {
 	// Logger receives the service's log, vendor error text included; nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// NATS is the connection Start serves on; New does not need it (Turn
+	// runs in-process without NATS).
+	NATS *nats.Conn
 }
 
 // ConfigFromEnv reads LLM_PROVIDER, LLM_MODEL, LLM_API_KEY, LLM_API_URL,

@@ -30,7 +30,8 @@ var investigationTools = []contracts.ToolSpec{
 }
 
 func TestDemoProviderDrivesARecordedInvestigationThroughTheSDK(t *testing.T) {
-	s := newService(t, modelturn.Config{Provider: modelturn.ProviderDemo})
+	ns := natstest.Start(t)
+	s := newService(t, modelturn.Config{Provider: modelturn.ProviderDemo, NATS: ns.Connect()})
 	if p, m, demo, ok := s.Configured(); p != "demo" || m != "sonde-demo-replay" || !demo || !ok {
 		t.Fatalf("configured %s %s %t %t", p, m, demo, ok)
 	}
@@ -122,8 +123,7 @@ func TestDemoProviderDrivesARecordedInvestigationThroughTheSDK(t *testing.T) {
 		t.Fatalf("first claim %q", claims[0].Text)
 	}
 
-	ns := natstest.Start(t)
-	if err := s.Start(ctx, ns.Connect()); err != nil {
+	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var probe contracts.ModelProbeReply

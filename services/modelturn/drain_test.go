@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/modeltest"
-	"github.com/sondehq/sonde/pkg/natstest"
 	"github.com/sondehq/sonde/services/modelturn"
 )
 
@@ -25,12 +24,8 @@ func TestStopDrainsTurnsInFlight(t *testing.T) {
 		<-release
 		return modeltest.Reply{Text: "drained answer"}, nil
 	})
-	s := newService(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
+	s, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
 		HeartbeatInterval: 20 * time.Millisecond, DrainTimeout: 20 * time.Second})
-	ns := natstest.Start(t)
-	if err := s.Start(context.Background(), ns.Connect()); err != nil {
-		t.Fatal(err)
-	}
 	client := ns.Connect()
 	beats := make(chan contracts.ModelDelta, 64)
 	sub, err := client.Subscribe(contracts.ModelDeltaSubject("run-drain"), func(m *nats.Msg) {
@@ -68,7 +63,7 @@ func TestStopDrainsTurnsInFlight(t *testing.T) {
 	}
 
 	stopped := make(chan struct{})
-	go func() { s.Stop(); close(stopped) }()
+	go func() { _ = s.Stop(context.Background()); close(stopped) }()
 	// New requests find nobody once the endpoint is gone.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -109,12 +104,8 @@ func TestStopCancelsWhatOutlivesTheDrain(t *testing.T) {
 		time.Sleep(5 * time.Second)
 		return modeltest.Reply{Text: "too late"}, nil
 	})
-	s := newService(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
+	s, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
 		DrainTimeout: 100 * time.Millisecond})
-	ns := natstest.Start(t)
-	if err := s.Start(context.Background(), ns.Connect()); err != nil {
-		t.Fatal(err)
-	}
 	b, _ := json.Marshal(userTurn("run-cut"))
 	inflight := make(chan *nats.Msg, 1)
 	go func() {
@@ -122,11 +113,42 @@ func TestStopCancelsWhatOutlivesTheDrain(t *testing.T) {
 		inflight <- msg
 	}()
 	<-asked
-	s.Stop()
+	_ = s.Stop(context.Background())
 	msg := <-inflight
 	var reply contracts.ModelTurnReply
 	if msg == nil || json.Unmarshal(msg.Data, &reply) != nil || reply.Failure == nil ||
 		reply.Failure.Reason != contracts.ReasonModelUnavailable || !reply.Failure.Retryable {
 		t.Fatalf("the cancelled turn answered %+v", reply)
+	}
+}
+
+// TestStopContextCutsTheDrain: the caller's deadline ends the drain before
+// the drain timeout, so a turn still with the model is cancelled and answers
+// a retryable failure rather than the model's late answer.
+func TestStopContextCutsTheDrain(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	srv := replay(t, func(req modeltest.ChatRequest) (modeltest.Reply, error) {
+		asked <- struct{}{}
+		time.Sleep(5 * time.Second)
+		return modeltest.Reply{Text: "too late"}, nil
+	})
+	s, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
+		DrainTimeout: time.Minute})
+	b, _ := json.Marshal(userTurn("run-cut-by-ctx"))
+	inflight := make(chan *nats.Msg, 1)
+	go func() {
+		msg, _ := ns.Connect().Request(contracts.SubjectModelTurn, b, 20*time.Second)
+		inflight <- msg
+	}()
+	<-asked
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	msg := <-inflight
+	var reply contracts.ModelTurnReply
+	if msg == nil || json.Unmarshal(msg.Data, &reply) != nil || reply.Failure == nil || !reply.Failure.Retryable {
+		t.Fatalf("the turn cut by Stop's context answered %+v", reply)
 	}
 }

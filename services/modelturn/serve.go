@@ -1,14 +1,12 @@
 package modelturn
 
 import (
-	"time"
-
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 	"github.com/sondehq/sonde/contracts"
 )
@@ -22,17 +20,21 @@ const ServiceVersion = "0.1.0"
 
 // Start registers the service with the NATS micro framework and serves
 // contracts.SubjectModelTurn and contracts.SubjectModelProbe in the
-// contracts.QueueModelTurn queue group. ctx bounds registration only; the
-// service runs until Stop.
-func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
-	if nc == nil {
-		return errors.New("modelturn: nil NATS connection")
-	}
+// contracts.QueueModelTurn queue group, on Config.NATS. ctx bounds
+// registration only; the service runs until Stop.
+func (s *Service) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("modelturn: start: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	nc := s.nc
+	if nc == nil {
+		return ErrNoConn
+	}
+	if s.stopped {
+		return errors.New("modelturn: start after stop")
+	}
 	if s.svc != nil {
 		return errors.New("modelturn: already started")
 	}
@@ -65,18 +67,22 @@ func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
 		s.cancel()
 		return fmt.Errorf("modelturn: flush subscriptions: %w", err)
 	}
-	s.nc, s.svc = nc, svc
+	s.svc = svc
 	s.log.Info("modelturn started", "provider", s.provider, "model", s.model, "demo", s.demo)
 	return nil
 }
 
+// ErrNoConn is returned by Start when Config.NATS is nil.
+var ErrNoConn = errors.New("modelturn: Config.NATS is nil: Start needs a NATS connection")
+
 // Stop drains the service: it stops taking requests (new ones go to another
 // replica, or find no responders, which the orchestrator waits out), lets
-// the turns in flight finish for up to the drain timeout, then cancels what
-// is left (each answers a retryable failure, so its run asks again) and
-// waits for it, and closes the demo replay server. It is safe to call more
-// than once, and without Start.
-func (s *Service) Stop() {
+// the turns in flight finish for up to the drain timeout or until ctx ends,
+// whichever comes first, then cancels what is left (each answers a
+// retryable failure, so its run asks again) and waits for it, and closes the
+// demo replay server. It is safe to call more than once, and without Start;
+// the service cannot be started again.
+func (s *Service) Stop(ctx context.Context) error {
 	s.once.Do(func() {
 		s.mu.Lock()
 		svc, cancel := s.svc, s.cancel
@@ -84,8 +90,8 @@ func (s *Service) Stop() {
 		if svc != nil {
 			_ = svc.Stop()
 		}
-		if !s.inflight.Wait(max(s.drain, 0)) {
-			s.log.Warn("drain timeout: cancelling the model turns still in flight", "timeout", s.drain)
+		if !s.inflight.Drain(ctx, s.drain) {
+			s.log.Warn("drain timeout: cancelling the model turns still in flight", "timeout", s.drain, "stopCtx", ctx.Err())
 		}
 		s.mu.Lock()
 		s.stopped = true // nothing starts after this
@@ -98,6 +104,7 @@ func (s *Service) Stop() {
 			_ = s.replay.Close()
 		}
 	})
+	return nil
 }
 
 // begin counts one request in flight, unless the service has stopped.

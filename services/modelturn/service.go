@@ -103,7 +103,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{provider: cfg.Provider, apiURL: cfg.APIURL, log: log.With("service", "modelturn"),
 		sem: make(chan struct{}, maxConcurrentTurns), timeout: cfg.turnTimeout(), retry: defaultRetry,
-		beat: cfg.HeartbeatInterval, drain: cfg.DrainTimeout}
+		beat: cfg.HeartbeatInterval, drain: cfg.DrainTimeout, nc: cfg.NATS}
 	if s.beat <= 0 {
 		s.beat = DefaultHeartbeatInterval
 	}

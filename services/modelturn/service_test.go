@@ -41,8 +41,20 @@ func newService(t *testing.T, cfg modelturn.Config) *modelturn.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return s
+}
+
+// serveOnNATS builds a service on an embedded NATS server and starts it.
+func serveOnNATS(t *testing.T, cfg modelturn.Config) (*modelturn.Service, *natstest.Server) {
+	t.Helper()
+	ns := natstest.Start(t)
+	cfg.NATS = ns.Connect()
+	s := newService(t, cfg)
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s, ns
 }
 
 func userTurn(runID string) contracts.ModelTurnRequest {
@@ -76,7 +88,7 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 		{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIURL: "not a url"},
 	} {
 		if s, err := modelturn.New(cfg); err == nil {
-			s.Stop()
+			_ = s.Stop(context.Background())
 			t.Errorf("New(%+v) succeeded", cfg)
 		}
 	}
@@ -164,11 +176,7 @@ func request(t *testing.T, nc *nats.Conn, subject string, in, out any) {
 func TestServesTurnsAndDeltasOverNATS(t *testing.T) {
 	text := "Orders fell in March; signups fell with them, which explains most of the dip."
 	srv := replay(t, say(text))
-	s := newService(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL()})
-	ns := natstest.Start(t)
-	if err := s.Start(context.Background(), ns.Connect()); err != nil {
-		t.Fatal(err)
-	}
+	_, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL()})
 	client := ns.Connect()
 
 	var mu sync.Mutex
@@ -251,11 +259,7 @@ func TestFailuresTravelInTheReply(t *testing.T) {
 	srv := replay(t, func(modeltest.ChatRequest) (modeltest.Reply, error) {
 		return modeltest.Reply{Status: 401, ErrorCode: "invalid_api_key", ErrorMessage: "Incorrect API key provided: sk-wr***"}, nil
 	})
-	s := newService(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "sk-wrong", APIURL: srv.URL()})
-	ns := natstest.Start(t)
-	if err := s.Start(context.Background(), ns.Connect()); err != nil {
-		t.Fatal(err)
-	}
+	_, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "sk-wrong", APIURL: srv.URL()})
 	var reply contracts.ModelTurnReply
 	request(t, ns.Connect(), contracts.SubjectModelTurn, userTurn("r2"), &reply)
 	if f := reply.Failure; f == nil || f.Reason != contracts.ReasonModelUnauthorized || f.Retryable ||
@@ -275,16 +279,16 @@ func TestFailuresTravelInTheReply(t *testing.T) {
 }
 
 func TestUnconfiguredServiceStillServes(t *testing.T) {
-	s := newService(t, modelturn.Config{})
-	ns := natstest.Start(t)
-	if err := s.Start(context.Background(), ns.Connect()); err != nil {
-		t.Fatal(err)
-	}
+	s, ns := serveOnNATS(t, modelturn.Config{})
 	var probe contracts.ModelProbeReply
 	request(t, ns.Connect(), contracts.SubjectModelProbe, contracts.ModelProbeRequest{}, &probe)
 	if probe.Failure == nil || !strings.Contains(probe.Failure.Message, "LLM_PROVIDER") {
 		t.Fatalf("probe %+v", probe)
 	}
-	s.Stop()
-	s.Stop() // idempotent
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(context.Background()); err != nil { // idempotent
+		t.Fatal(err)
+	}
 }

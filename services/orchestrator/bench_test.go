@@ -58,19 +58,19 @@ func BenchmarkReadStep(b *testing.B) {
 	b.Run("orchestrator-executor", func(b *testing.B) {
 		srv := natstest.Start(b)
 		ctx := context.Background()
-		ex, err := executor.New(executor.Config{Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: path}}, Logger: discard()})
+		ex, err := executor.New(executor.Config{Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: path}}, Logger: discard(), NATS: srv.Connect()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := ex.Start(ctx, srv.Connect()); err != nil {
+		if err := ex.Start(ctx); err != nil {
 			b.Fatal(err)
 		}
-		defer ex.Stop()
-		s, _ := New(Config{Logger: discard()})
-		if err := s.Start(ctx, srv.Connect()); err != nil {
+		defer ex.Stop(context.Background())
+		s, _ := New(Config{Logger: discard(), NATS: srv.Connect()})
+		if err := s.Start(ctx); err != nil {
 			b.Fatal(err)
 		}
-		defer s.Stop()
+		defer s.Stop(context.Background())
 		budget, _ := policy.Budget(contracts.WorkflowInvestigation)
 		header := contracts.RunStarted{Mode: contracts.ModeAgent, WorkflowType: contracts.WorkflowInvestigation, Objective: "bench",
 			ConnectionID: "demo", Engine: contracts.EngineSQLite, Actor: contracts.Actor{ID: "bench"}, Budget: budget,

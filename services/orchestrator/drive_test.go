@@ -188,6 +188,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	if cfg.AbsenceGrace == 0 {
 		cfg.AbsenceGrace = 200 * time.Millisecond
 	}
+	cfg.NATS = srv.Connect()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -199,10 +200,10 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	}
 	h := &harness{s: s, model: &scriptedModel{}, exec: &fakeExecutors{l: l}, js: js}
 	s.models, s.execs = h.model, h.exec
-	if err := s.Start(context.Background(), srv.Connect()); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return h
 }
 
@@ -581,11 +582,11 @@ func TestDriveRenewsItsLeaseAndReleasesIt(t *testing.T) {
 // delivered and never answered is errNoReply (it may have).
 func TestExecWithoutRespondersIsAbsent(t *testing.T) {
 	srv := natstest.Start(t)
-	s, _ := New(Config{Logger: discard(), SweepInterval: time.Hour, ExecReplyGrace: 100 * time.Millisecond})
-	if err := s.Start(context.Background(), srv.Connect()); err != nil {
+	s, _ := New(Config{Logger: discard(), SweepInterval: time.Hour, ExecReplyGrace: 100 * time.Millisecond, NATS: srv.Connect()})
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	ctx := context.Background()
 	req := contracts.ExecRequest{RunID: "r", StepID: "s", TimeoutMs: 50}
 	_, err := s.execs.Exec(ctx, contracts.EngineDuckDB, contracts.OpRead, req)

@@ -219,6 +219,7 @@ func newHarnessOn(t *testing.T, srv *natstest.Server, cfg Config) *harness {
 	if cfg.AbsenceGrace == 0 {
 		cfg.AbsenceGrace = 200 * time.Millisecond
 	}
+	cfg.NATS = srv.Connect()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -230,10 +231,10 @@ func newHarnessOn(t *testing.T, srv *natstest.Server, cfg Config) *harness {
 	}
 	h := &harness{s: s, model: &scriptedModel{}, exec: &fakeExecutors{l: l}, js: js}
 	s.models, s.execs = h.model, h.exec
-	if err := s.Start(context.Background(), srv.Connect()); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return h
 }
 
@@ -260,7 +261,7 @@ func TestStopHandsRunsToAnotherOrchestratorAtOnce(t *testing.T) {
 	}
 	<-inTurn
 	restartServing(t, b.s)
-	a.s.Stop()
+	_ = a.s.Stop(context.Background())
 	recs := awaitEnded(t, b.s.ledger, []string{"handed"}, 30*time.Second)
 	if recs["handed"].Drives != 2 {
 		t.Fatalf("drives %d, want 2 (A's, then B's)", recs["handed"].Drives)
@@ -332,7 +333,7 @@ func TestDriveRidesOutAStreamThatStopsAnswering(t *testing.T) {
 		t.Fatal(err)
 	}
 	startable(t, js)
-	s, err := New(Config{Logger: discard(), SweepInterval: time.Hour})
+	s, err := New(Config{Logger: discard(), SweepInterval: time.Hour, NATS: nc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,10 +343,10 @@ func TestDriveRidesOutAStreamThatStopsAnswering(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.models, s.execs = model, &fakeExecutors{l: l}
-	if err := s.Start(context.Background(), nc); err != nil {
+	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	model.wait = func(_ context.Context, n int) error {
 		if n == 0 {
 			// The turn answers while JetStream is gone for longer than a
@@ -546,21 +547,21 @@ func TestStartWaitsForABucketNotYetVisible(t *testing.T) {
 	time.AfterFunc(500*time.Millisecond, func() {
 		_ = natsx.Resources{Only: []string{contracts.LeasesBucket}}.Ensure(ctx, js)
 	})
-	s, err := New(Config{Logger: discard(), SweepInterval: time.Hour, StartWait: 20 * time.Second})
+	s, err := New(Config{Logger: discard(), SweepInterval: time.Hour, StartWait: 20 * time.Second, NATS: srv.Connect()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(ctx, srv.Connect()); err != nil {
+	if err := s.Start(ctx); err != nil {
 		t.Fatalf("start before the bucket was visible: %v", err)
 	}
-	s.Stop()
+	_ = s.Stop(context.Background())
 
 	// One that never appears is reported once the wait is spent.
 	if err := js.DeleteKeyValue(ctx, contracts.LeasesBucket); err != nil {
 		t.Fatal(err)
 	}
-	s, _ = New(Config{Logger: discard(), SweepInterval: time.Hour, StartWait: 300 * time.Millisecond})
-	if err := s.Start(ctx, srv.Connect()); !errors.Is(err, jetstream.ErrBucketNotFound) {
+	s, _ = New(Config{Logger: discard(), SweepInterval: time.Hour, StartWait: 300 * time.Millisecond, NATS: srv.Connect()})
+	if err := s.Start(ctx); !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Fatalf("start without the bucket: %v, want bucket not found", err)
 	}
 }

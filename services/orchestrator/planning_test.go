@@ -47,24 +47,24 @@ func newPlanStackOn(t *testing.T, conn connections.Connection) *planStack {
 	t.Helper()
 	srv := natstest.Start(t)
 	ctx := context.Background()
-	ex, err := executor.New(executor.Config{Engine: conn.Engine, Connections: []connections.Connection{conn}, Logger: discard()})
+	ex, err := executor.New(executor.Config{Engine: conn.Engine, Connections: []connections.Connection{conn}, Logger: discard(), NATS: srv.Connect()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Start(ctx, srv.Connect()); err != nil {
+	if err := ex.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ex.Stop() })
-	s, err := New(Config{Logger: discard()})
+	t.Cleanup(func() { _ = ex.Stop(context.Background()) })
+	s, err := New(Config{Logger: discard(), NATS: srv.Connect()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := &planStack{s: s, model: &recordingModel{}, engine: conn.Engine}
 	s.models = st.model
-	if err := s.Start(ctx, srv.Connect()); err != nil {
+	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	return st
 }
 

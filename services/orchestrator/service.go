@@ -30,6 +30,8 @@ type Config struct {
 	// Name identifies this process in leases and driver-resolved entries.
 	Name   string
 	Logger *slog.Logger
+	// NATS is the connection Start serves on and the run loop talks over.
+	NATS *nats.Conn
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// LeaseTTL is how long a drive claim lives without renewal (default 15 s);
@@ -172,9 +174,16 @@ func New(cfg Config, opts ...Option) (*Service, error) {
 	return s, nil
 }
 
+// ErrNoConn is returned by Start when Config.NATS is nil.
+var ErrNoConn = errors.New("orchestrator: Config.NATS is nil: Start needs a NATS connection")
+
 // Start binds to the ledger and buckets, serves the run commands in the
-// orchestrator queue group, and starts the resume sweep.
-func (s *Service) Start(ctx context.Context, nc *nats.Conn) error {
+// orchestrator queue group on Config.NATS, and starts the resume sweep.
+func (s *Service) Start(ctx context.Context) error {
+	nc := s.cfg.NATS
+	if nc == nil {
+		return ErrNoConn
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("orchestrator: jetstream: %w", err)
@@ -257,8 +266,11 @@ func (s *Service) serve(nc *nats.Conn) error {
 // Stop stops serving and stops the running drives, each handing its lease
 // off (marked lapsed, not removed), waits for the drive goroutines to
 // return, and then asks the orchestrators still serving to resume those
-// runs at once: a graceful stop leaves no run to wait out its lease.
-func (s *Service) Stop() {
+// runs at once: a graceful stop leaves no run to wait out its lease. The
+// drives are cut at once (another orchestrator resumes them), so there is
+// nothing for ctx to bound. It is safe to call more than once, and without
+// Start.
+func (s *Service) Stop(context.Context) error {
 	if s.svc != nil {
 		_ = s.svc.Stop()
 	}
@@ -270,6 +282,7 @@ func (s *Service) Stop() {
 	}
 	s.wg.Wait()
 	s.askResume()
+	return nil
 }
 
 // handedRun is a run whose lease a stopping drive handed off.

@@ -131,24 +131,24 @@ func stackRun(t *testing.T, path string, settings contracts.ModelSettings, tune 
 	t.Helper()
 	srv := natstest.Start(t)
 	ctx := context.Background()
-	ex, err := executor.New(executor.Config{Connections: []connections.Connection{{ID: "wide", Engine: contracts.EngineSQLite, Path: path}}, Logger: discard()})
+	ex, err := executor.New(executor.Config{Connections: []connections.Connection{{ID: "wide", Engine: contracts.EngineSQLite, Path: path}}, Logger: discard(), NATS: srv.Connect()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Start(ctx, srv.Connect()); err != nil {
+	if err := ex.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ex.Stop() })
-	s, err := New(Config{Logger: discard()})
+	t.Cleanup(func() { _ = ex.Stop(context.Background()) })
+	s, err := New(Config{Logger: discard(), NATS: srv.Connect()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &windowModel{settings: settings, script: script}
 	s.models = m
-	if err := s.Start(ctx, srv.Connect()); err != nil {
+	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
 	budget, _ := policy.Budget(contracts.WorkflowInvestigation)
 	if tune != nil {
 		tune(&budget)

@@ -469,7 +469,7 @@ func faultModelturnDrainsAndRestarts(t *testing.T) {
 	started := startRun(t, c, "How many order items are there?")
 	await(t, inTurn, "the first turn")
 	stopped := make(chan struct{})
-	go func() { s.ModelTurn.Stop(); close(stopped) }() // SIGTERM
+	go func() { _ = s.ModelTurn.Stop(context.Background()); close(stopped) }() // SIGTERM
 	figures.fault(1)
 	time.Sleep(100 * time.Millisecond)
 	close(proceed) // the turn in flight finishes during the drain
@@ -489,7 +489,7 @@ func faultExecutorRestarts(t *testing.T) {
 	c := s.Client("")
 	started := startRun(t, c, "How many customers are there?")
 	await(t, inTurn, "the first turn")
-	if err := s.Executor.Stop(); err != nil { // SIGTERM: it drains and leaves
+	if err := s.Executor.Stop(context.Background()); err != nil { // SIGTERM: it drains and leaves
 		t.Fatal(err)
 	}
 	figures.fault(1)
@@ -511,7 +511,7 @@ func faultModelturnGoneForGood(t *testing.T) {
 	started := startRun(t, c, "Anything?")
 	await(t, inTurn, "the first turn")
 	stopped := make(chan struct{})
-	go func() { s.ModelTurn.Stop(); close(stopped) }()
+	go func() { _ = s.ModelTurn.Stop(context.Background()); close(stopped) }()
 	figures.fault(1)
 	time.Sleep(100 * time.Millisecond)
 	close(proceed)

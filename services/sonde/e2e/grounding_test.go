@@ -158,14 +158,15 @@ func TestGroundingOnProductionSizedSchemas(t *testing.T) {
 	if pgURL != "" {
 		dsn := pgtest.ManyTables(ctx, t, pgURL, 2000)
 		ex, err := executor.New(executor.Config{Engine: contracts.EnginePostgres, Logger: s.Logger, Connections: []connections.Connection{
-			{ID: "big-pg", Engine: contracts.EnginePostgres, DSN: dsn, Readable: []string{"public.*"}}}})
+			{ID: "big-pg", Engine: contracts.EnginePostgres, DSN: dsn, Readable: []string{"public.*"}}},
+			NATS: s.NATS.Connect()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ex.Start(ctx, s.NATS.Connect()); err != nil {
+		if err := ex.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = ex.Stop() })
+		t.Cleanup(func() { _ = ex.Stop(context.Background()) })
 	}
 	c := s.Client("")
 

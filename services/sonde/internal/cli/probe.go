@@ -54,7 +54,7 @@ func probe(ctx context.Context, out, logOut io.Writer, jsonOut bool) error {
 	if err != nil {
 		return &exitError{code: ExitError, err: err}
 	}
-	defer s.Stop()
+	defer func() { _ = s.Stop(context.Background()) }()
 	reply := s.Probe(ctx, contracts.ModelProbeRequest{Capabilities: true})
 	if jsonOut {
 		enc := json.NewEncoder(out)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -232,16 +233,8 @@ func serve(ctx context.Context, o serveOptions) error {
 	mtCfg.Logger = log
 	var gwCfg gateway.Config
 	if runs(svcGateway) {
-		tokens, err := gateway.ParseTokens(os.Getenv("SONDE_API_TOKENS"))
-		if err != nil {
-			return fmt.Errorf("SONDE_API_TOKENS: %w", err)
-		}
-		gwCfg = gateway.Config{Listen: o.httpAddr, Tokens: tokens, Logger: log, Disabled: agentsDisabled()}
-		if gwCfg.CORSOrigins, err = gateway.ParseCORSOrigins(os.Getenv("SONDE_CORS_ORIGINS")); err != nil {
-			return fmt.Errorf("SONDE_CORS_ORIGINS: %w", err)
-		}
-		if gwCfg.AllowedHosts, err = gateway.ParseAllowedHosts(os.Getenv("SONDE_ALLOWED_HOSTS")); err != nil {
-			return fmt.Errorf("SONDE_ALLOWED_HOSTS: %w", err)
+		if gwCfg, err = gatewayConfig(o, log); err != nil {
+			return err
 		}
 	}
 
@@ -290,13 +283,6 @@ func serve(ctx context.Context, o serveOptions) error {
 		return nil
 	}
 
-	// Services stop in the reverse order they started.
-	var started []func()
-	defer func() {
-		for i := len(started) - 1; i >= 0; i-- {
-			started[i]()
-		}
-	}()
 	if runs(executor.ServiceName(contracts.EngineSQLite)) && !o.noDemo {
 		demo, err := ensureDemo(o.dataDir)
 		if err != nil {
@@ -306,100 +292,232 @@ func serve(ctx context.Context, o serveOptions) error {
 			conns = append(conns, demo)
 		}
 	}
-	var supervised []*supervise.Process
+	b := &serviceList{o: o, log: log, nc: nc, childConn: childConn, children: children, conns: conns,
+		mtCfg: mtCfg, gwCfg: gwCfg}
+	list, err := b.build(services)
+	if err != nil {
+		return err
+	}
+	return runServices(ctx, log, list, func() {
+		if !runs(svcGateway) {
+			log.Info("sonde serving", "services", services)
+			return
+		}
+		log.Info("sonde serving", "services", services, "http", o.httpAddr, "executorProcesses", len(b.supervised))
+	})
+}
+
+// service is one piece serve runs. Start returns once it serves (ctx bounds
+// only the start); Stop drains it: what is in flight finishes, or ctx's
+// deadline cuts it. Stop is called at most once, only after a Start that
+// succeeded.
+type service interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// unit is a service as serve runs it: its name in the logs and how long its
+// start may take.
+type unit struct {
+	name         string
+	svc          service
+	startTimeout time.Duration
+}
+
+// Bounds of a start and of a stop of one service. A stop's own drain grace
+// (the executor's, modelturn's, the gateway's) is shorter: stopTimeout only
+// catches a stop that hangs.
+const (
+	startTimeout = 30 * time.Second
+	stopTimeout  = time.Minute
+)
+
+// runServices starts the units in order, calls serving once every one
+// serves, and stops them in reverse order when ctx ends; when one fails to
+// start, the ones already started are stopped and its error returned.
+func runServices(ctx context.Context, log *slog.Logger, units []unit, serving func()) error {
+	var started []unit
+	defer func() {
+		for i := len(started) - 1; i >= 0; i-- {
+			u := started[i]
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+			if err := u.svc.Stop(sctx); err != nil {
+				log.Warn("stop", "service", u.name, "err", err)
+			}
+			cancel()
+		}
+	}()
+	for _, u := range units {
+		sctx, cancel := context.WithTimeout(ctx, cmp.Or(u.startTimeout, startTimeout))
+		err := u.svc.Start(sctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		started = append(started, u)
+	}
+	serving()
+	<-ctx.Done()
+	return nil
+}
+
+// step is a service made of two functions, for the pieces of serve that
+// are not a service of their own (an executor child, a wait); a nil one does
+// nothing.
+type step struct {
+	start, stop func(ctx context.Context) error
+}
+
+// Start runs start.
+func (s step) Start(ctx context.Context) error {
+	if s.start == nil {
+		return nil
+	}
+	return s.start(ctx)
+}
+
+// Stop runs stop.
+func (s step) Stop(ctx context.Context) error {
+	if s.stop == nil {
+		return nil
+	}
+	return s.stop(ctx)
+}
+
+// serviceList builds the services one serve runs, in the order they start:
+// the executor children first (they take longest to be ready), the
+// in-process executors, modelturn, the orchestrator, the wait for the
+// children, and the gateway last, so that nothing is told Sonde is up
+// before it is.
+type serviceList struct {
+	o          serveOptions
+	log        *slog.Logger
+	nc         *nats.Conn
+	childConn  childNATS
+	children   bool
+	conns      []connections.Connection
+	mtCfg      modelturn.Config
+	gwCfg      gateway.Config
+	supervised []*supervise.Process // the executor children, once started
+}
+
+func (b *serviceList) build(services []string) ([]unit, error) {
+	runs := func(name string) bool { return slices.Contains(services, name) }
+	execs := executorServices()
+	var list []unit
 	for _, name := range services {
 		eng, ok := execs[name]
 		if !ok {
 			continue
 		}
-		if children {
-			if !slices.ContainsFunc(conns, func(c connections.Connection) bool { return c.Engine == eng }) {
-				log.Info("no connection of this engine; its executor does not run", "service", name)
+		if b.children {
+			if !slices.ContainsFunc(b.conns, func(c connections.Connection) bool { return c.Engine == eng }) {
+				b.log.Info("no connection of this engine; its executor does not run", "service", name)
 				continue
 			}
-			p, err := startExecutorChild(o, name, childConn, log)
-			if err != nil {
-				return err
-			}
-			started = append(started, p.Stop)
-			supervised = append(supervised, p)
+			list = append(list, unit{name: name, svc: b.child(name)})
 			continue
 		}
-		ex, err := executor.New(executor.Config{Engine: eng, Connections: conns, Logger: log, MemoryBudget: o.execMemMB << 20})
+		ex, err := executor.New(executor.Config{Engine: eng, Connections: b.conns, Logger: b.log,
+			MemoryBudget: b.o.execMemMB << 20, NATS: b.nc})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := ex.Start(startCtx, nc); err != nil {
-			return err
-		}
-		started = append(started, func() {
-			if err := ex.Stop(); err != nil {
-				log.Warn("stop executor", "engine", eng, "err", err)
-			}
-		})
+		list = append(list, unit{name: name, svc: ex})
 	}
 	if runs(svcModelTurn) {
-		mt, err := modelturn.New(mtCfg)
+		cfg := b.mtCfg
+		cfg.NATS = b.nc
+		mt, err := modelturn.New(cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := mt.Start(startCtx, nc); err != nil {
-			return err
-		}
-		started = append(started, mt.Stop)
+		list = append(list, unit{name: svcModelTurn, svc: mt})
 	}
 	if runs(svcOrchestrator) {
-		orc, err := orchestrator.New(orchestrator.Config{Logger: log, NoThreadContext: !o.threadCtx,
-			ContextMaxChars: o.contextMax, CapturesHeld: capturesHeld(o.capturesMax)})
+		orc, err := orchestrator.New(orchestrator.Config{Logger: b.log, NoThreadContext: !b.o.threadCtx,
+			ContextMaxChars: b.o.contextMax, CapturesHeld: capturesHeld(b.o.capturesMax), NATS: b.nc})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := orc.Start(startCtx, nc); err != nil {
-			return err
-		}
-		started = append(started, orc.Stop)
+		list = append(list, unit{name: svcOrchestrator, svc: orc})
 	}
 	// The executor children started first; they are waited for last, while
 	// the other services started.
-	if len(supervised) > 0 {
-		readyCtx, cancel := context.WithTimeout(ctx, childReadyTimeout)
-		defer cancel()
-		for _, p := range supervised {
-			if err := p.WaitReady(readyCtx); err != nil {
+	list = append(list, unit{name: "executor processes", startTimeout: childReadyTimeout, svc: step{start: b.childrenReady}})
+	if b.o.supervised {
+		list = append(list, unit{name: "supervised", svc: step{start: func(context.Context) error { return supervise.ReportReady() }}})
+	}
+	if runs(svcGateway) {
+		cfg := b.gwCfg
+		cfg.Ready = b.ready
+		gw, err := gateway.New(cfg, b.nc)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, unit{name: svcGateway, svc: gw})
+	}
+	return list, nil
+}
+
+// child is the executor service name running in a supervised child process.
+func (b *serviceList) child(name string) service {
+	var p *supervise.Process
+	return step{
+		start: func(context.Context) error {
+			var err error
+			if p, err = startExecutorChild(b.o, name, b.childConn, b.log); err != nil {
 				return err
 			}
-		}
+			b.supervised = append(b.supervised, p)
+			return nil
+		},
+		stop: func(context.Context) error {
+			p.Stop()
+			return nil
+		},
 	}
-	if o.supervised {
-		if err := supervise.ReportReady(); err != nil {
+}
+
+// childrenReady waits until every executor child serves.
+func (b *serviceList) childrenReady(ctx context.Context) error {
+	for _, p := range b.supervised {
+		if err := p.WaitReady(ctx); err != nil {
 			return err
 		}
 	}
-	if !runs(svcGateway) {
-		log.Info("sonde serving", "services", services)
-		<-ctx.Done()
-		return nil
+	return nil
+}
+
+// ready is the gateway's readiness condition beyond its own: NATS connected
+// and every executor child serving.
+func (b *serviceList) ready(context.Context) error {
+	if !b.nc.IsConnected() {
+		return errors.New("NATS is not connected")
 	}
-	gwCfg.Ready = func(context.Context) error {
-		if !nc.IsConnected() {
-			return errors.New("NATS is not connected")
+	for _, p := range b.supervised {
+		if err := p.Ready(); err != nil {
+			return err
 		}
-		for _, p := range supervised {
-			if err := p.Ready(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	gw, err := gateway.New(gwCfg, nc)
-	if err != nil {
-		return err
-	}
-	log.Info("sonde serving", "services", services, "http", o.httpAddr, "executorProcesses", len(supervised))
-	if err := gw.Serve(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
 	}
 	return nil
+}
+
+// gatewayConfig is the gateway's configuration from the flags and the
+// SONDE_API_TOKENS, SONDE_CORS_ORIGINS and SONDE_ALLOWED_HOSTS variables.
+func gatewayConfig(o serveOptions, log *slog.Logger) (gateway.Config, error) {
+	tokens, err := gateway.ParseTokens(os.Getenv("SONDE_API_TOKENS"))
+	if err != nil {
+		return gateway.Config{}, fmt.Errorf("SONDE_API_TOKENS: %w", err)
+	}
+	cfg := gateway.Config{Listen: o.httpAddr, Tokens: tokens, Logger: log, Disabled: agentsDisabled()}
+	if cfg.CORSOrigins, err = gateway.ParseCORSOrigins(os.Getenv("SONDE_CORS_ORIGINS")); err != nil {
+		return gateway.Config{}, fmt.Errorf("SONDE_CORS_ORIGINS: %w", err)
+	}
+	if cfg.AllowedHosts, err = gateway.ParseAllowedHosts(os.Getenv("SONDE_ALLOWED_HOSTS")); err != nil {
+		return gateway.Config{}, fmt.Errorf("SONDE_ALLOWED_HOSTS: %w", err)
+	}
+	return cfg, nil
 }
 
 // agentsDisabled reads SONDE_AGENT_ENABLED: an operator's off-switch.

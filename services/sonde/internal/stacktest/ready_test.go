@@ -1,6 +1,7 @@
 package stacktest_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -36,7 +37,7 @@ func TestReadyFollowsTheExecutorAndTheOrchestrator(t *testing.T) {
 		t.Fatalf("whole stack: %d %s", status, why)
 	}
 
-	if err := s.Executor.Stop(); err != nil {
+	if err := s.Executor.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	status, why := readyz(t, s)
@@ -48,7 +49,7 @@ func TestReadyFollowsTheExecutorAndTheOrchestrator(t *testing.T) {
 		t.Fatalf("executor back: %d %s", status, why)
 	}
 
-	s.Orch.Stop()
+	_ = s.Orch.Stop(context.Background())
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		status, why = readyz(t, s)

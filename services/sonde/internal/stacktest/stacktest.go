@@ -150,14 +150,15 @@ func Start(t testing.TB, o Options) *Stack {
 	s.ExecutorConn = connect(t, executor.ServiceName(contracts.EngineSQLite))
 	s.Executor = s.StartExecutor(t, s.ExecutorConn)
 	for engine, conns := range others {
-		ex, err := executor.New(executor.Config{Engine: engine, Connections: conns, Logger: s.Logger})
+		ex, err := executor.New(executor.Config{Engine: engine, Connections: conns, Logger: s.Logger,
+			NATS: connect(t, executor.ServiceName(engine))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ex.Start(context.Background(), connect(t, executor.ServiceName(engine))); err != nil {
+		if err := ex.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = ex.Stop() })
+		t.Cleanup(func() { _ = ex.Stop(context.Background()) })
 	}
 
 	mcfg := modelturn.Config{Provider: modelturn.ProviderDemo, Logger: s.Logger}
@@ -201,14 +202,16 @@ func Start(t testing.TB, o Options) *Stack {
 // configuration (another replica, or a restart), stopped when the test ends.
 func (s *Stack) StartExecutor(t testing.TB, nc *nats.Conn) *executor.Service {
 	t.Helper()
-	ex, err := executor.New(s.excfg)
+	cfg := s.excfg
+	cfg.NATS = nc
+	ex, err := executor.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Start(context.Background(), nc); err != nil {
+	if err := ex.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ex.Stop() })
+	t.Cleanup(func() { _ = ex.Stop(context.Background()) })
 	return ex
 }
 
@@ -216,14 +219,16 @@ func (s *Stack) StartExecutor(t testing.TB, nc *nats.Conn) *executor.Service {
 // configuration (another replica, or a restart), stopped when the test ends.
 func (s *Stack) StartModelTurn(t testing.TB, nc *nats.Conn) *modelturn.Service {
 	t.Helper()
-	mt, err := modelturn.New(s.mcfg)
+	cfg := s.mcfg
+	cfg.NATS = nc
+	mt, err := modelturn.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mt.Start(context.Background(), nc); err != nil {
+	if err := mt.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(mt.Stop)
+	t.Cleanup(func() { _ = mt.Stop(context.Background()) })
 	return mt
 }
 
@@ -234,14 +239,15 @@ func (s *Stack) StartOrchestrator(t testing.TB, nc *nats.Conn, cfg orchestrator.
 	if cfg.Logger == nil {
 		cfg.Logger = s.Logger
 	}
+	cfg.NATS = nc
 	o, err := orchestrator.New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Start(context.Background(), nc); err != nil {
+	if err := o.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(o.Stop)
+	t.Cleanup(func() { _ = o.Stop(context.Background()) })
 	return o
 }
 
