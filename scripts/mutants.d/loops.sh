@@ -54,6 +54,10 @@ m reading-ignores-show "$xpkg" 'TestPlansReadingsAndProfilesAreShownWithinTheSho
 	pkg/exectext/reading.go 'return fit(req.ShowBytes, rowLines(cells),' 'return fit(0, rowLines(cells),'
 m profile-ignores-show "$xpkg" 'TestPlansReadingsAndProfilesAreShownWithinTheShowBudget' - \
 	pkg/exectext/profile.go 'return fit(req.ShowBytes, lines,' 'return fit(0, lines,'
+# Only a failure the executor raised itself is shown in its own words; an
+# engine's text is fenced wherever the orchestrator renders it.
+m executor-failure-unfenced "$orch" 'TestExecutorRepliesAsTheModelReadsThem' - \
+	pkg/exectext/exectext.go $'\tif e.ByExecutor {\n' $'\tif true {\n'
 # A schema read pages its listing, and describes several tables, within it.
 m schema-page-ignores-show "$xpkg" 'TestSchemaReadsAreShownWithinTheShowBudget' - \
 	services/executor/catalog.go 'pageBytes = min(pageBytes, max(req.ShowBytes/2, 256))' 'pageBytes = min(pageBytes, pageBytes)'
