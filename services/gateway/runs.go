@@ -19,11 +19,6 @@ import (
 	"github.com/sondehq/sonde/services/gateway/api"
 )
 
-// Limits on what a caller may send.
-const (
-	maxObjectiveBytes = 16 << 10
-)
-
 // startRun answers POST /api/agent/runs.
 func (g *Gateway) startRun(c echo.Context) error {
 	a, err := actor(c)
@@ -246,46 +241,16 @@ func (e *unansweredError) Error() string { return e.err.Error() }
 func (e *unansweredError) Unwrap() error { return e.err }
 
 // normalize applies the defaults of a start request and refuses what cannot
-// start, in the order a caller would fix it.
+// start: policy.CheckStart, the rule the orchestrator applies too.
 func normalize(req *api.StartRunRequest) error {
-	if req.WorkflowType == "" {
-		req.WorkflowType = contracts.WorkflowInvestigation
+	cmd := contracts.StartRun{Mode: req.Mode, WorkflowType: req.WorkflowType, Objective: req.Objective,
+		PreviousRunID: req.PreviousRunID, AutoExecute: req.AutoExecute}
+	if p := policy.CheckStart(&cmd); p != nil {
+		return badRequest(p.Code, p.Message, p.Fix)
 	}
-	if !req.WorkflowType.Valid() {
-		return badRequest(contracts.CodeUnknownWorkflow,
-			fmt.Sprintf("unknown workflowType %q", req.WorkflowType),
-			"use one of: "+joinWorkflows()+" (or omit it for investigation)")
-	}
-	if req.Mode == "" {
-		req.Mode = contracts.ModeAgent
-	}
-	if !req.Mode.Valid() {
-		return badRequest(contracts.CodeUnknownMode,
-			fmt.Sprintf("unknown mode %q", req.Mode),
-			`use "agent" or "planning" (or omit it for agent)`)
-	}
-	if strings.TrimSpace(req.Objective) == "" {
-		return badRequest(contracts.CodeMissingObjective, "objective is missing or blank",
-			"state what you want to know in objective")
-	}
-	if len(req.Objective) > maxObjectiveBytes {
-		return badRequest(contracts.CodeBadRequest,
-			fmt.Sprintf("objective is %d bytes, more than %d", len(req.Objective), maxObjectiveBytes),
-			"shorten the objective")
-	}
-	if req.PreviousRunID != "" && !contracts.ValidRunID(req.PreviousRunID) {
-		return badRequest(contracts.CodeBadRequest, "previousRunId is not a run id",
-			"pass the runId of an earlier run of yours, or omit previousRunId")
-	}
-	if req.AutoExecute && (req.Mode != contracts.ModeAgent || !policy.Workflows[req.WorkflowType].AutoExecute) {
-		return badRequest(contracts.CodeBadRequest, "autoExecute applies to agent-mode data-analysis runs only",
-			`omit autoExecute, or use mode "agent" with workflowType "data-analysis"`)
-	}
+	req.Mode, req.WorkflowType = cmd.Mode, cmd.WorkflowType
 	return nil
 }
-
-// joinWorkflows names the workflow table's workflows for a fix.
-func joinWorkflows() string { return policy.List(nil, ", ") }
 
 // checkConnection refuses a connection id no executor has published, and
 // one its executor cannot open now: a run started there could read nothing.

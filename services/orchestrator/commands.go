@@ -35,23 +35,16 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 		return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable, "the ledger cannot be read", "check the NATS server")}
 	}
 
-	if cmd.Mode == "" {
-		cmd.Mode = contracts.ModeAgent
-	}
-	if cmd.WorkflowType == "" {
-		cmd.WorkflowType = contracts.WorkflowInvestigation
+	// The gateway refused a bad start already; the rule is one, and holds
+	// for any sender.
+	if p := policy.CheckStart(&cmd); p != nil {
+		return contracts.StartRunReply{Error: p}
 	}
 	switch {
-	case !cmd.Mode.Valid():
-		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownMode, "unknown mode "+quote(string(cmd.Mode)), `use "agent" or "planning"`)}
-	case !cmd.WorkflowType.Valid():
-		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownWorkflow, "unknown workflow "+quote(string(cmd.WorkflowType)), "use one of: "+policy.List(nil, ", "))}
 	case !policy.Supported(cmd.Mode, cmd.WorkflowType):
 		return contracts.StartRunReply{Error: runError(contracts.CodeUnsupportedFeature,
 			string(cmd.Mode)+" runs of the "+string(cmd.WorkflowType)+" workflow are not available in this release",
 			`start an agent run of the "investigation" workflow, or a planning run (mode "planning") of any workflow`)}
-	case strings.TrimSpace(cmd.Objective) == "":
-		return contracts.StartRunReply{Error: runError(contracts.CodeMissingObjective, "the objective is empty", "say what the run should find out")}
 	case cmd.Actor.ID == "":
 		return contracts.StartRunReply{Error: runError(contracts.CodeBadRequest, "the start command names no actor", "")}
 	}

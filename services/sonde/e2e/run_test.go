@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,14 +345,36 @@ func TestBadRequestsAndForeignActors(t *testing.T) {
 		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowOperations, AutoExecute: true}, contracts.CodeBadRequest},
 		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowDataAnalysis, Mode: contracts.ModePlanning, AutoExecute: true}, contracts.CodeBadRequest},
 	}
-	for _, b := range bad {
+	direct := s.NATS.Connect()
+	for i, b := range bad {
 		_, err := alice.StartRun(ctx, b.req)
 		var apiErr *client.APIError
 		if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Code != b.code {
 			t.Errorf("%+v: got %v, want 400 %s", b.req, err, b.code)
+			continue
 		}
-		if apiErr != nil && apiErr.Message == "" {
+		if apiErr.Message == "" {
 			t.Errorf("%+v: refusal without a message", b.req)
+		}
+		if string(apiErr.Code) == string(contracts.CodeUnknownConnection) {
+			continue // the gateway reads the connection from what the executors published
+		}
+		// The same start sent to the orchestrator, as the gateway would have
+		// sent it, is refused the same way: the start rule has one owner.
+		cmd := contracts.StartRun{RunID: fmt.Sprintf("bad-start-%d", i), Mode: b.req.Mode, WorkflowType: b.req.WorkflowType,
+			Objective: b.req.Objective, ConnectionID: b.req.ConnectionID, AutoExecute: b.req.AutoExecute,
+			Actor: contracts.Actor{ID: "alice", Role: contracts.RoleMember}}
+		body, _ := json.Marshal(cmd)
+		msg, err := direct.Request(contracts.SubjectRunStart, body, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply contracts.StartRunReply
+		if err := json.Unmarshal(msg.Data, &reply); err != nil {
+			t.Fatal(err)
+		}
+		if reply.Error == nil || reply.Error.Code != apiErr.Code || reply.Error.Message != apiErr.Message || reply.Error.Fix != apiErr.Fix {
+			t.Errorf("%+v: the orchestrator answered %+v, the gateway %s %q %q", b.req, reply.Error, apiErr.Code, apiErr.Message, apiErr.Fix)
 		}
 	}
 	if _, err := client.New(s.URL, "").Connections(ctx); !isStatus(err, 401) {
