@@ -195,7 +195,7 @@ type ContextCaptured struct {
 
 // ContextUnavailable records that no inventory could be captured.
 type ContextUnavailable struct {
-	Code   string `json:"code"`
+	Code   Code   `json:"code"`
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -368,7 +368,7 @@ type ToolCompleted struct {
 type ToolRefused struct {
 	ToolCall
 	StepID  string `json:"stepId,omitempty"`
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Reason  string `json:"reason"`
 	Fix     string `json:"fix,omitempty"`
 	Content string `json:"content"`

@@ -193,16 +193,6 @@ type SchemaPage struct {
 	From      int        `json:"from,omitempty"`
 }
 
-// Refusal is the guard's or a profile's refusal of a statement before it
-// reached the database.
-type Refusal struct {
-	Code   string `json:"code"`
-	Reason string `json:"reason"`
-	Fix    string `json:"fix"`
-}
-
-func (r *Refusal) Error() string { return "refused (" + r.Code + "): " + r.Reason }
-
 // DBErrorClass classifies a database error.
 type DBErrorClass string
 

@@ -28,10 +28,6 @@ const (
 // of several ids and prefixes far below it.
 const MaxIDLength = 64
 
-// CodeInvalidID is the error code of an identifier CheckID refuses (400 at
-// the HTTP edge).
-const CodeInvalidID = "INVALID_ID"
-
 // IDError is CheckID's refusal: which kind of identifier, what is wrong with
 // it, and how to write one. It never repeats a long or unprintable value.
 type IDError struct {
@@ -49,7 +45,7 @@ func (e *IDError) Error() string {
 }
 
 // Code is CodeInvalidID.
-func (e *IDError) Code() string { return CodeInvalidID }
+func (e *IDError) Code() Code { return CodeInvalidID }
 
 // Fix says how to write a valid identifier of the kind.
 func (e *IDError) Fix() string {

@@ -136,36 +136,3 @@ type RunHealth struct {
 	// refusing ledger appends for lack of storage.
 	Cause string `json:"cause,omitempty"`
 }
-
-// Error is a refusal or failure that crosses a boundary: a stable code, what
-// was wrong, and how to fix it.
-type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Fix     string `json:"fix,omitempty"`
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-// Error codes shared by the run commands and the HTTP API.
-const (
-	CodeBadRequest         = "BAD_REQUEST"
-	CodeUnknownWorkflow    = "UNKNOWN_WORKFLOW"
-	CodeUnknownMode        = "UNKNOWN_MODE"
-	CodeMissingObjective   = "MISSING_OBJECTIVE"
-	CodeUnknownConnection  = "UNKNOWN_CONNECTION"
-	CodeRunNotFound        = "RUN_NOT_FOUND"
-	CodeRunExists          = "RUN_EXISTS"
-	CodeRunFinished        = "RUN_FINISHED"
-	CodeUnavailable        = "UNAVAILABLE"
-	CodeInternal           = "INTERNAL"
-	CodeUnauthorized       = "UNAUTHORIZED"
-	CodeArtifactNotFound   = "ARTIFACT_NOT_FOUND"
-	CodeNoModelConfigured  = "NO_MODEL_CONFIGURED"
-	CodeOperatorDisabled   = "OPERATOR_DISABLED"
-	CodeLedgerUnavailable  = "LEDGER_UNAVAILABLE"
-	CodeUnsupportedFeature = "UNSUPPORTED"
-	// CodeIdempotencyConflict: an Idempotency-Key was reused with a
-	// different request.
-	CodeIdempotencyConflict = "IDEMPOTENCY_KEY_REUSED"
-)

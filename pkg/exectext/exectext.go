@@ -75,7 +75,7 @@ func Failure(connID string, e *contracts.DBError) string {
 // reason may quote the statement or the engine's parser (names, literals),
 // so it is neutralised.
 func Refusal(r *contracts.Refusal) string {
-	return fence.Neutralise(fmt.Sprintf("Refused (%s): %s.\nFix: %s.", r.Code, r.Reason, r.Fix))
+	return fence.Neutralise(fmt.Sprintf("Refused (%s): %s.\nFix: %s.", r.Code, r.Message, r.Fix))
 }
 
 // Line writes s on one line for a model to read: line breaks, tabs and

@@ -103,10 +103,10 @@ func TestDeepInputsNeverCrash(t *testing.T) {
 				case ref == nil && over:
 					t.Errorf("%s %s %d: passed past the shape limits", e.name, s.name, n)
 				case ref == nil:
-				case ref.Reason == "" || ref.Fix == "":
+				case ref.Message == "" || ref.Fix == "":
 					t.Errorf("%s %s %d: incomplete refusal %+v", e.name, s.name, n, ref)
 				case over != (ref.Code == contracts.RefuseTooComplex):
-					t.Errorf("%s %s %d: refused %s (%s); shape over the limits: %v", e.name, s.name, n, ref.Code, ref.Reason, over)
+					t.Errorf("%s %s %d: refused %s (%s); shape over the limits: %v", e.name, s.name, n, ref.Code, ref.Message, over)
 				}
 			}
 		}
@@ -151,11 +151,11 @@ func TestOuterJoinBoundsAllEngines(t *testing.T) {
 				_, ref := guard.Check(e.reader, c.sql, p)
 				switch {
 				case c.ok && ref != nil:
-					t.Errorf("refused %s (%s):\n%s", ref.Code, ref.Reason, c.sql)
+					t.Errorf("refused %s (%s):\n%s", ref.Code, ref.Message, c.sql)
 				case !c.ok && ref == nil:
 					t.Errorf("admitted a large table unbounded:\n%s", c.sql)
 				case !c.ok && ref.Code != contracts.RefuseLargeTableUnbounded:
-					t.Errorf("refused %s (%s), want %s:\n%s", ref.Code, ref.Reason, contracts.RefuseLargeTableUnbounded, c.sql)
+					t.Errorf("refused %s (%s), want %s:\n%s", ref.Code, ref.Message, contracts.RefuseLargeTableUnbounded, c.sql)
 				}
 			}
 		})

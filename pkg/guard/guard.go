@@ -155,8 +155,8 @@ func (t Table) QualifiedName(defaultSchema string) string {
 }
 
 // Refuse builds a refusal.
-func Refuse(code, reason, fix string) *contracts.Refusal {
-	return &contracts.Refusal{Code: code, Reason: reason, Fix: fix}
+func Refuse(code contracts.Code, reason, fix string) *contracts.Refusal {
+	return &contracts.Refusal{Code: code, Message: reason, Fix: fix}
 }
 
 // Check reads sql with r and applies the shared rules of p.

@@ -99,7 +99,7 @@ func TestVacuousBoundRefused(t *testing.T) {
 	p := Policy{DefaultSchema: "public", LargeTables: map[string]string{"public.events": "event_date"}}
 	st := &Statement{Scopes: []Scope{{Tables: []Table{{Name: "events"}}, Bounds: []Bound{{Column: "event_date", Vacuous: "'-infinity' is a sentinel"}}}}}
 	ref := Apply(st, p)
-	if ref == nil || ref.Code != contracts.RefuseLargeTableUnbounded || !strings.Contains(ref.Reason, "-infinity") || !strings.Contains(ref.Fix, "real lower limit") {
+	if ref == nil || ref.Code != contracts.RefuseLargeTableUnbounded || !strings.Contains(ref.Message, "-infinity") || !strings.Contains(ref.Fix, "real lower limit") {
 		t.Fatalf("vacuous bound: %+v", ref)
 	}
 	st.Scopes[0].Bounds = append(st.Scopes[0].Bounds, Bound{Column: "event_date"})

@@ -183,7 +183,7 @@ var probeEngines = map[string]func(q string) error{
 	// The T-SQL reader is Go; it is its own parser.
 	"mssql": func(q string) error {
 		if _, ref := (mssql.Reader{}).Read(q); ref != nil {
-			return errors.New(ref.Code + ": " + ref.Reason)
+			return errors.New(string(ref.Code) + ": " + ref.Message)
 		}
 		return nil
 	},

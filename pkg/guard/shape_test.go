@@ -139,7 +139,7 @@ func TestCheckShapeLimits(t *testing.T) {
 		}
 		for q, limit := range bad {
 			ref := CheckShape(q, lex)
-			if ref == nil || ref.Code != contracts.RefuseTooComplex || ref.Reason == "" || !strings.Contains(ref.Fix, limit) {
+			if ref == nil || ref.Code != contracts.RefuseTooComplex || ref.Message == "" || !strings.Contains(ref.Fix, limit) {
 				t.Errorf("%s: %.60q: %+v, want too_complex with the limit %s in the fix", name, q, ref, limit)
 			}
 		}

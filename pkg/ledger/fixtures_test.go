@@ -79,7 +79,7 @@ var recordings = map[int]map[string]folded{
 			Steps: []step{
 				{"run_read_query", contracts.StepCompleted, ""},
 				{"run_read_query", contracts.StepFailed, string(contracts.DBMissingObject)},
-				{"run_read_query", contracts.StepRefused, contracts.RefuseExecutorBusy},
+				{"run_read_query", contracts.StepRefused, string(contracts.RefuseExecutorBusy)},
 				{"drop_table", contracts.StepRefused, "unknown_tool"},
 				{"run_read_query", contracts.StepIndeterminate, ""},
 				{"compose_report", contracts.StepCompleted, ""},
@@ -337,7 +337,7 @@ func checkFold(t *testing.T, entries []contracts.Entry, want folded) {
 		code := ""
 		switch {
 		case s.Refusal != nil:
-			code = s.Refusal.Code
+			code = string(s.Refusal.Code)
 		case s.DBError != nil:
 			code = string(s.DBError.Class)
 		}

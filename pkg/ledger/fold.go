@@ -90,7 +90,7 @@ func Fold(runID string, entries []contracts.Entry) contracts.Record {
 			}
 		case *contracts.ToolRefused:
 			r.Spent.Turns = max(r.Spent.Turns, p.Turn)
-			refusal := &contracts.Refusal{Code: p.Code, Reason: p.Reason, Fix: p.Fix}
+			refusal := &contracts.Refusal{Code: p.Code, Message: p.Reason, Fix: p.Fix}
 			if i, ok := open[p.StepID]; ok && p.StepID != "" {
 				// Refused after it was invoked (by the executor's guard):
 				// the step settles without having run.

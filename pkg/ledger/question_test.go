@@ -14,7 +14,7 @@ func TestFoldKeepsTheQuestion(t *testing.T) {
 		entry(t, contracts.KindRunStarted, contracts.RunStarted{Mode: contracts.ModeAgent, Objective: "Which genre sells best?"}),
 		entry(t, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: 1, Text: "Which year?"}),
 		entry(t, contracts.KindClosingStatement, contracts.ClosingStatement{Turn: 2, Text: `<tool_call>{"name":`,
-			Refused: &contracts.Refusal{Code: "call_cut_short", Reason: "cut", Fix: "shorter"}}),
+			Refused: &contracts.Refusal{Code: "call_cut_short", Message: "cut", Fix: "shorter"}}),
 		entry(t, contracts.KindRunFinished, contracts.RunFinished{Status: contracts.StatusFailed, StopReason: contracts.StopQuestion, Question: "Which year?"}),
 	}
 	rec := Fold("r1", es)

@@ -27,8 +27,8 @@ var (
 	readDraft = contracts.PlanStatementDrafted{Turn: 1, SQL: "SELECT n FROM t", ReadOnly: true, Identifiers: checked}
 )
 
-func refusedDraft(turn int, sql, code string) contracts.PlanStatementDrafted {
-	return contracts.PlanStatementDrafted{Turn: turn, SQL: sql, Refusal: &contracts.Refusal{Code: code, Reason: "r", Fix: "f"},
+func refusedDraft(turn int, sql string, code contracts.Code) contracts.PlanStatementDrafted {
+	return contracts.PlanStatementDrafted{Turn: turn, SQL: sql, Refusal: &contracts.Refusal{Code: code, Message: "r", Fix: "f"},
 		Identifiers: contracts.IdentifierCheck{Status: contracts.IdentifiersUnread}}
 }
 

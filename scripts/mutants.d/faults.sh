@@ -45,7 +45,7 @@ m idempotency-key-shared-by-actors "$e2e" 'TestFaults/IdempotencyKeyIsPerActor$'
 m lost-database-charged-to-the-statement "$orch" 'TestDriveLostDatabaseCostsNothing' - \
 	"$call" 'return r.Error != nil && r.Error.Class == contracts.DBUnavailable' 'return false'
 m lost-database-in-the-engines-words "$orch" 'TestDriveLostDatabaseCostsNothing' - \
-	"$call" $'\t\tif connectionLost(reply) {\n\t\t\treturn d.unreachable(ctx, tc, stepID)\n\t\t}\n\t\treturn d.refuse(ctx, tc, stepID, r.Code, r.Reason, r.Fix)' $'\t\treturn d.refuse(ctx, tc, stepID, r.Code, r.Reason, r.Fix)'
+	"$call" $'\t\tif connectionLost(reply) {\n\t\t\treturn d.unreachable(ctx, tc, stepID)\n\t\t}\n\t\treturn d.refuse(ctx, tc, stepID, r.Code, r.Message, r.Fix)' $'\t\treturn d.refuse(ctx, tc, stepID, r.Code, r.Message, r.Fix)'
 # Item 18: the orchestrator's own checks.
 m resume-ignores-the-actor "$orch" 'TestStartAndCancelAnswerOnlyTheRunsActor' - \
 	"$cm" $'\tif rec.Actor.ID != cmd.Actor.ID {\n\t\t// Another actor' $'\tif false {\n\t\t// Another actor'

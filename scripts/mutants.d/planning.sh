@@ -31,11 +31,11 @@ m plan-no-repair-turn ./services/orchestrator/ "$plorch" - \
 m plan-repair-not-rebuilt ./services/orchestrator/ "$plorch" - \
 	"$opl" 'if faults := repairable(h, &p); len(faults) > 0 {' 'if faults := repairable(h, &p); false && len(faults) > 0 {'
 m plan-repair-hides-refusal ./services/orchestrator/ "$plorch" - \
-	"$opl" $'fmt.Fprintf(&b, "\\n- Refused (%s): %s.", p.Refusal.Code, fence.Neutralise(strings.TrimSuffix(p.Refusal.Reason, ".")))' '_ = fence.Neutralise'
+	"$opl" $'fmt.Fprintf(&b, "\\n- Refused (%s): %s.", p.Refusal.Code, fence.Neutralise(strings.TrimSuffix(p.Refusal.Message, ".")))' '_ = fence.Neutralise'
 m plan-repair-hides-names ./services/orchestrator/ "$plorch" - \
 	"$opl" $'fmt.Fprintf(&b, "\\n- It names what the schema snapshot does not hold: %s.", fence.Neutralise(strings.Join(names, ", ")))' '_ = names'
 m plan-repair-quotes-raw ./services/orchestrator/ "$plorch" - \
-	"$opl" 'fence.Neutralise(strings.TrimSuffix(p.Refusal.Reason, "."))' 'strings.TrimSuffix(p.Refusal.Reason, ".")'
+	"$opl" 'fence.Neutralise(strings.TrimSuffix(p.Refusal.Message, "."))' 'strings.TrimSuffix(p.Refusal.Message, ".")'
 m plan-repair-without-nearest ./services/orchestrator/ "$plorch" - \
 	"$opl" $'\tif p.Note != "" {\n\t\tb.WriteString("\\n- " + fence.Neutralise(p.Note))' $'\tif false {\n\t\tb.WriteString("\\n- " + fence.Neutralise(p.Note))'
 m plan-index-names-unchecked ./services/orchestrator/ "$plorch" - \

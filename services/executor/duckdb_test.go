@@ -89,14 +89,14 @@ func TestDuckDBOverNATS(t *testing.T) {
 
 	// Refusals: the guard's codes come back with reason and fix.
 	for sql, code := range map[string]string{
-		"SELECT * FROM query('SELECT * FROM secrets')": contracts.RefuseTableFunction,
-		"SELECT * FROM secrets":                        contracts.RefuseTableNotReadable,
-		"SELECT * FROM events":                         contracts.RefuseLargeTableUnbounded,
-		"COPY orders TO '/tmp/x.csv'":                  contracts.RefuseNotASelect,
-		"SELECT 1; DELETE FROM orders":                 contracts.RefuseNotOneStatement,
+		"SELECT * FROM query('SELECT * FROM secrets')": string(contracts.RefuseTableFunction),
+		"SELECT * FROM secrets":                        string(contracts.RefuseTableNotReadable),
+		"SELECT * FROM events":                         string(contracts.RefuseLargeTableUnbounded),
+		"COPY orders TO '/tmp/x.csv'":                  string(contracts.RefuseNotASelect),
+		"SELECT 1; DELETE FROM orders":                 string(contracts.RefuseNotOneStatement),
 	} {
 		r := request(contracts.OpRead, req(sql))
-		if r.Status != contracts.ExecRefused || r.Refusal.Code != code || r.Refusal.Fix == "" {
+		if r.Status != contracts.ExecRefused || string(r.Refusal.Code) != code || r.Refusal.Fix == "" {
 			t.Errorf("%q: %+v, want %s", sql, r, code)
 		}
 	}

@@ -105,16 +105,16 @@ func TestExecRefusals(t *testing.T) {
 	s := newService(t, Config{Connections: []connections.Connection{{ID: "demo", Engine: contracts.EngineSQLite, Path: path,
 		Readable: []string{"*", "sqlite_master"}}}})
 	for sql, code := range map[string]string{
-		"":                                  refuse.Empty,
-		"select 1; create table x(a)":       refuse.NotOneStatement,
-		"delete from orders":                refuse.NotASelect,
-		"insert into orders(id) values (1)": refuse.NotASelect,
-		"pragma writable_schema=1":          refuse.NotASelect,
-		"attach database 'x.db' as x":       refuse.NotASelect,
-		"select 'unterminated":              refuse.Unparsable,
+		"":                                  string(refuse.Empty),
+		"select 1; create table x(a)":       string(refuse.NotOneStatement),
+		"delete from orders":                string(refuse.NotASelect),
+		"insert into orders(id) values (1)": string(refuse.NotASelect),
+		"pragma writable_schema=1":          string(refuse.NotASelect),
+		"attach database 'x.db' as x":       string(refuse.NotASelect),
+		"select 'unterminated":              string(refuse.Unparsable),
 	} {
 		reply := s.shownExec(context.Background(), contracts.OpRead, read(sql))
-		if reply.Status != contracts.ExecRefused || reply.Refusal == nil || reply.Refusal.Code != code {
+		if reply.Status != contracts.ExecRefused || reply.Refusal == nil || string(reply.Refusal.Code) != code {
 			t.Errorf("%q: reply %+v, want refused %s", sql, reply, code)
 			continue
 		}
@@ -241,22 +241,22 @@ func TestExecRequestProblems(t *testing.T) {
 		req  func(*contracts.ExecRequest)
 		code string
 	}{
-		"unknown op":         {contracts.ExecOp("tables"), nil, refuse.Unsupported},
-		"made-up op":         {"drop", nil, refuse.Unsupported},
-		"no connection":      {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "" }, refuse.BadRequest},
-		"unknown connection": {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "nope" }, refuse.UnknownConnection},
-		"other engine":       {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "pg" }, refuse.UnknownConnection},
-		"unknown profile":    {contracts.OpRead, func(r *contracts.ExecRequest) { r.Profile = "root" }, refuse.BadRequest},
-		"operations profile": {contracts.OpRead, func(r *contracts.ExecRequest) { r.Profile = contracts.ProfileAgentOperations }, refuse.Unsupported},
-		"bad run id":         {contracts.OpRead, func(r *contracts.ExecRequest) { r.RunID = "a.b" }, refuse.BadRequest},
-		"bad correlation id": {contracts.OpRead, func(r *contracts.ExecRequest) { r.CorrelationID = "../x" }, refuse.BadRequest},
+		"unknown op":         {contracts.ExecOp("tables"), nil, string(refuse.Unsupported)},
+		"made-up op":         {"drop", nil, string(refuse.Unsupported)},
+		"no connection":      {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "" }, string(refuse.BadRequest)},
+		"unknown connection": {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "nope" }, string(refuse.UnknownConnection)},
+		"other engine":       {contracts.OpRead, func(r *contracts.ExecRequest) { r.ConnectionID = "pg" }, string(refuse.UnknownConnection)},
+		"unknown profile":    {contracts.OpRead, func(r *contracts.ExecRequest) { r.Profile = "root" }, string(refuse.BadRequest)},
+		"operations profile": {contracts.OpRead, func(r *contracts.ExecRequest) { r.Profile = contracts.ProfileAgentOperations }, string(refuse.Unsupported)},
+		"bad run id":         {contracts.OpRead, func(r *contracts.ExecRequest) { r.RunID = "a.b" }, string(refuse.BadRequest)},
+		"bad correlation id": {contracts.OpRead, func(r *contracts.ExecRequest) { r.CorrelationID = "../x" }, string(refuse.BadRequest)},
 	} {
 		req := read("select 1")
 		if tc.req != nil {
 			tc.req(&req)
 		}
 		reply := s.shownExec(ctx, tc.op, req)
-		if reply.Status != contracts.ExecRefused || reply.Refusal.Code != tc.code {
+		if reply.Status != contracts.ExecRefused || string(reply.Refusal.Code) != tc.code {
 			t.Errorf("%s: reply %+v, want refused %s", name, reply, tc.code)
 		}
 	}
@@ -362,7 +362,7 @@ func TestNewStartsWithUnopenableFiles(t *testing.T) {
 		req.ConnectionID = d.ID
 		reply := s.shownExec(context.Background(), contracts.OpRead, req)
 		if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseConnectionUnavailable ||
-			!strings.Contains(reply.Refusal.Reason, d.Reason) {
+			!strings.Contains(reply.Refusal.Message, d.Reason) {
 			t.Errorf("%s: %+v", d.ID, reply)
 		}
 	}

@@ -57,7 +57,7 @@ CREATE VIEW %[1]s.timeout AS SELECT current_setting('statement_timeout') AS t;`,
 		t.Fatalf("a writing function ran under agent-handover: %+v", reply)
 	}
 	reply := replay("SELECT n FROM " + schema + ".bumped")
-	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseFunctionDenied || !strings.Contains(reply.Refusal.Reason, "bump") {
+	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseFunctionDenied || !strings.Contains(reply.Refusal.Message, "bump") {
 		t.Fatalf("a view whose function writes, under agent-handover: %+v %+v %+v", reply, reply.Refusal, reply.Error)
 	}
 	var n int

@@ -36,7 +36,7 @@ func TestExplainHypotheticalUnavailable(t *testing.T) {
 		if r.Status != contracts.ExecRefused || r.Refusal.Code != contracts.RefuseHypotheticalUnavailable || r.Statements != 0 {
 			t.Fatalf("%s: %+v", c.engine, r)
 		}
-		if !strings.Contains(r.Refusal.Reason, "the "+string(c.engine)+" executor cannot plan with a hypothetical index") ||
+		if !strings.Contains(r.Refusal.Message, "the "+string(c.engine)+" executor cannot plan with a hypothetical index") ||
 			!strings.Contains(r.Refusal.Fix, "compare plans of rewrites") || !strings.Contains(r.Text, string(contracts.RefuseHypotheticalUnavailable)) {
 			t.Errorf("%s: refusal %+v\n%s", c.engine, r.Refusal, r.Text)
 		}

@@ -123,7 +123,7 @@ func runLost(t *testing.T, c lostCase, gone, back func(t *testing.T)) {
 	assertNeutralDescriptor(t, d, c.secrets)
 	// The executor tries to open it again in the background: the reason
 	// becomes why that attempt failed, as neutral.
-	for strings.Contains(first.Refusal.Reason, d.Reason) {
+	for strings.Contains(first.Refusal.Message, d.Reason) {
 		if ctx.Err() != nil {
 			t.Fatalf("no attempt to open the connection again: %+v", d)
 		}

@@ -127,7 +127,7 @@ func TestMemoryBudgetBoundsResults(t *testing.T) {
 	req.Profile = contracts.ProfileAgentHandover // 500 rows and 64 MiB of its own
 	reply := s.Exec(context.Background(), contracts.OpRead, req)
 	if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseResultTooLarge ||
-		!strings.Contains(reply.Refusal.Reason, "1048576 bytes") {
+		!strings.Contains(reply.Refusal.Message, "1048576 bytes") {
 		t.Fatalf("2 MB under a 1 MiB share: %+v", reply)
 	}
 	big := newService(t, Config{})

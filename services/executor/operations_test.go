@@ -70,7 +70,7 @@ func TestOperationsOnChinook(t *testing.T) {
 				reply := s.shownExec(context.Background(), contracts.OpOperations, opsRequest("chinook", kind))
 				if kind == contracts.OpsSessions || kind == contracts.OpsSlowQueries {
 					if reply.Status != contracts.ExecRefused || reply.Refusal.Code != contracts.RefuseKindUnsupported ||
-						reply.Refusal.Reason == "" || !strings.Contains(reply.Refusal.Fix, "table-stats") {
+						reply.Refusal.Message == "" || !strings.Contains(reply.Refusal.Fix, "table-stats") {
 						t.Errorf("%s: %+v, want kind_unsupported with a reason", kind, reply)
 					}
 					continue

@@ -190,7 +190,7 @@ func TestUnavailableFileAppears(t *testing.T) {
 	req := read("select 1")
 	req.ConnectionID = "later"
 	if reply, err := request(ctx, client, req); err != nil || reply.Status != contracts.ExecRefused ||
-		reply.Refusal.Code != contracts.RefuseConnectionUnavailable || !strings.Contains(reply.Refusal.Reason, "does not exist") {
+		reply.Refusal.Code != contracts.RefuseConnectionUnavailable || !strings.Contains(reply.Refusal.Message, "does not exist") {
 		t.Fatalf("read while unavailable: %+v %v", reply, err)
 	}
 

@@ -91,8 +91,8 @@ func TestProfileChinookDuckDB(t *testing.T) {
 	// DuckDB folds names: Customer and s2.customer answer "customer"
 	// equally, so it is refused, naming both.
 	r := s.shownExec(ctx, contracts.OpProfile, profileReq("duck", "customer", "", ""))
-	wantRefusal(t, r, contracts.RefuseTableSpellingAmbiguous)
-	if !strings.Contains(r.Refusal.Reason, `"main"."Customer"`) || !strings.Contains(r.Refusal.Reason, `"s2"."customer"`) {
+	wantRefusal(t, r, string(contracts.RefuseTableSpellingAmbiguous))
+	if !strings.Contains(r.Refusal.Message, `"main"."Customer"`) || !strings.Contains(r.Refusal.Message, `"s2"."customer"`) {
 		t.Errorf("refusal %+v", r.Refusal)
 	}
 	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", "MAIN.customer", "", "")))
@@ -111,7 +111,7 @@ func TestProfileChinookDuckDB(t *testing.T) {
 		t.Errorf("events %+v", tp)
 	}
 	for _, name := range []string{"ticket_seq", "twice"} {
-		wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", name, "", "")), contracts.RefuseObjectNotProfilable)
+		wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("duck", name, "", "")), string(contracts.RefuseObjectNotProfilable))
 	}
 
 	for i, name := range HostileTableNames {

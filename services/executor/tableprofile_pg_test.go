@@ -142,8 +142,8 @@ func TestProfileChinookPostgres(t *testing.T) {
 
 	// Two schemas hold a customer: the bare spelling is refused, naming both.
 	r := s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "customer", "", ""))
-	wantRefusal(t, r, contracts.RefuseTableSpellingAmbiguous)
-	if !strings.Contains(r.Refusal.Reason, `"public"."customer"`) || !strings.Contains(r.Refusal.Reason, `"s2"."customer"`) {
+	wantRefusal(t, r, string(contracts.RefuseTableSpellingAmbiguous))
+	if !strings.Contains(r.Refusal.Message, `"public"."customer"`) || !strings.Contains(r.Refusal.Message, `"s2"."customer"`) {
 		t.Errorf("the refusal does not name the candidates: %+v", r.Refusal)
 	}
 	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "s2.customer", "", "")))
@@ -193,12 +193,12 @@ func TestProfileChinookPostgres(t *testing.T) {
 	}
 
 	r = s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "ticket_seq", "", ""))
-	wantRefusal(t, r, contracts.RefuseObjectNotProfilable)
-	if !strings.Contains(r.Refusal.Reason, "sequence") {
+	wantRefusal(t, r, string(contracts.RefuseObjectNotProfilable))
+	if !strings.Contains(r.Refusal.Message, "sequence") {
 		t.Errorf("refusal %+v", r.Refusal)
 	}
 	hidden := s.shownExec(ctx, contracts.OpProfile, profileReq("pg", "hidden.keys", "", ""))
-	wantRefusal(t, hidden, contracts.RefuseTableNotInventoried)
+	wantRefusal(t, hidden, string(contracts.RefuseTableNotInventoried))
 	if strings.Contains(hidden.Refusal.Fix, "hidden") {
 		t.Errorf("an unreadable table was offered: %+v", hidden.Refusal)
 	}

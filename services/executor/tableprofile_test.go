@@ -82,7 +82,7 @@ func hasFinding(tp *contracts.TableProfile, code contracts.FindingCode, col stri
 
 func wantRefusal(t *testing.T, reply shownReply, code string) {
 	t.Helper()
-	if reply.Status != contracts.ExecRefused || reply.Refusal == nil || reply.Refusal.Code != code {
+	if reply.Status != contracts.ExecRefused || reply.Refusal == nil || string(reply.Refusal.Code) != code {
 		t.Fatalf("want refused %s, got %s %+v %+v\n%s", code, reply.Status, reply.Refusal, reply.Error, reply.Text)
 	}
 	if err := fencetest.Check(reply.Text, 0); err != nil {
@@ -151,10 +151,10 @@ func TestProfileChinookSQLite(t *testing.T) {
 	}
 
 	for spelling, code := range map[string]string{
-		"Invoices":         contracts.RefuseTableNotInventoried,
-		"other.Customer":   contracts.RefuseTableNotInventoried,
-		"IFK_TrackAlbumId": contracts.RefuseObjectNotProfilable,
-		"":                 refuse.BadRequest,
+		"Invoices":         string(contracts.RefuseTableNotInventoried),
+		"other.Customer":   string(contracts.RefuseTableNotInventoried),
+		"IFK_TrackAlbumId": string(contracts.RefuseObjectNotProfilable),
+		"":                 string(refuse.BadRequest),
 	} {
 		wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", spelling, "", "")), code)
 	}
@@ -167,15 +167,15 @@ func TestProfileChinookSQLite(t *testing.T) {
 		t.Errorf("offered name: %+v", tp.Table)
 	}
 	r = s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "IFK_TrackAlbumId", "", ""))
-	if !strings.Contains(r.Refusal.Reason, "index") {
+	if !strings.Contains(r.Refusal.Message, "index") {
 		t.Errorf("the refusal does not give the engine's kind: %+v", r.Refusal)
 	}
 	r = s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "deep", ""))
-	wantRefusal(t, r, refuse.BadRequest)
+	wantRefusal(t, r, string(refuse.BadRequest))
 	if !strings.Contains(r.Refusal.Fix, "basic, distribution, pattern") {
 		t.Errorf("fix %q", r.Refusal.Fix)
 	}
-	wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", "NoSuchColumn")), contracts.RefuseColumnNotInTable)
+	wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", "NoSuchColumn")), string(contracts.RefuseColumnNotInTable))
 	tp = wantProfile(t, s.shownExec(ctx, contracts.OpProfile, profileReq("chinook", "Customer", "", "email")))
 	if len(tp.Columns) != 2 || tp.Columns[0].Name != "Email" {
 		t.Errorf("from Email: %+v", tp.Columns)
@@ -297,9 +297,9 @@ func TestProfileFindingsAndHostileSQLite(t *testing.T) {
 	// offered.
 	hidden := s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "secret", "", ""))
 	absent := s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "secreu", "", ""))
-	wantRefusal(t, hidden, contracts.RefuseTableNotInventoried)
-	wantRefusal(t, absent, contracts.RefuseTableNotInventoried)
-	if strings.ReplaceAll(hidden.Refusal.Reason, "secret", "secreu") != absent.Refusal.Reason || hidden.Refusal.Fix != absent.Refusal.Fix ||
+	wantRefusal(t, hidden, string(contracts.RefuseTableNotInventoried))
+	wantRefusal(t, absent, string(contracts.RefuseTableNotInventoried))
+	if strings.ReplaceAll(hidden.Refusal.Message, "secret", "secreu") != absent.Refusal.Message || hidden.Refusal.Fix != absent.Refusal.Fix ||
 		strings.Contains(hidden.Refusal.Fix, "secret") {
 		t.Errorf("unreadable %+v\nabsent %+v", hidden.Refusal, absent.Refusal)
 	}
@@ -327,7 +327,7 @@ func TestProfileFindingsAndHostileSQLite(t *testing.T) {
 		}
 	}
 	// fromColumn is attacker text too.
-	wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "victim", "", `id"; DROP TABLE victim; --`)), contracts.RefuseColumnNotInTable)
+	wantRefusal(t, s.shownExec(ctx, contracts.OpProfile, profileReq("fx", "victim", "", `id"; DROP TABLE victim; --`)), string(contracts.RefuseColumnNotInTable))
 
 	var n int
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -352,5 +352,5 @@ func TestProfileUnsupportedEngine(t *testing.T) {
 	}
 	s := newService(t, Config{})
 	reply := s.profileOp(context.Background(), e, &contracts.ExecRequest{Table: "orders"}, engine.Request{})
-	wantRefusal(t, shown(contracts.OpProfile, contracts.ExecRequest{Table: "orders"}, reply), refuse.Unsupported)
+	wantRefusal(t, reply, string(refuse.Unsupported))
 }

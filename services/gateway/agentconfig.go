@@ -33,7 +33,7 @@ type availability struct {
 	provider string
 	model    string
 	demo     bool
-	reason   string
+	reason   contracts.Code
 	detail   string
 	tuning   *contracts.ModelTuning
 }

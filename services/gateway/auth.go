@@ -11,7 +11,7 @@ import (
 const actorKey = "sonde.actor"
 
 // authenticate resolves the caller's actor from "Authorization: Bearer
-// <token>" and refuses the request 401 UNAUTHORIZED without a known token.
+// <token>" and refuses the request 401 unauthorized without a known token.
 // With no tokens configured (the gateway then listens on loopback only) every
 // caller is the local admin.
 func (g *Gateway) authenticate(next echo.HandlerFunc) echo.HandlerFunc {

@@ -65,7 +65,7 @@ func decodeJSON(c echo.Context, v any) error {
 //     name (encoding/json alone would take "SQL" for "sql"), no key twice,
 //     no unknown key, in nested objects too (400);
 //   - every non-empty string field tagged id:"<kind>" passes
-//     contracts.CheckID (400 INVALID_ID): those become subject tokens and
+//     contracts.CheckID (400 invalid_id): those become subject tokens and
 //     keys.
 func decodeStrict(w http.ResponseWriter, r *http.Request, v any) ([]byte, error) {
 	ct := r.Header.Get(echo.HeaderContentType)

@@ -87,7 +87,7 @@ func corsSet(origins []string) (map[string]bool, error) {
 // is answered 204 with the methods and headers the API takes (Authorization
 // included), and their requests get Access-Control-Allow-Origin (with
 // credentials). Another origin's preflight is refused 403
-// CORS_ORIGIN_NOT_ALLOWED and its requests get no CORS header, so its page
+// cors_origin_not_allowed and its requests get no CORS header, so its page
 // cannot read the answer. With no origins configured it does nothing.
 func (g *Gateway) cors(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

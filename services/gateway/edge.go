@@ -24,13 +24,13 @@ import (
 //     machine by a loopback name ("localhost", "*.localhost"), an IP literal
 //     (no name, nothing to rebind: Kubernetes probes send the pod's IP) or a
 //     name the operator listed (Config.AllowedHosts) passes; any other is
-//     refused 403 HOST_NOT_ALLOWED. With tokens and no list every Host
+//     refused 403 host_not_allowed. With tokens and no list every Host
 //     passes: a rebinding page does not have a token, and a reverse proxy
 //     may use any name.
 //   - Origin, when a browser sends one: it must be the request's own origin
 //     (its host and port are the Host's) or one of Config.CORSOrigins; a
 //     page elsewhere, a sandboxed "null" origin, is refused 403
-//     ORIGIN_NOT_ALLOWED, so no cross-site request (a no-cors fetch, a form)
+//     origin_not_allowed, so no cross-site request (a no-cors fetch, a form)
 //     reaches a handler, whatever it sends.
 //
 // Requests the gateway makes to itself (the MCP tools, selfTransport) were
@@ -245,7 +245,7 @@ func pathIDs(ids map[string]contracts.IDKind) echo.MiddlewareFunc {
 	}
 }
 
-// idError is a CheckID refusal as the API's 400 INVALID_ID.
+// idError is a CheckID refusal as the API's 400 invalid_id.
 func idError(err error) error {
 	if ie, ok := err.(*contracts.IDError); ok {
 		return badRequest(ie.Code(), ie.Error(), ie.Fix())

@@ -193,7 +193,7 @@ func minimalBody(t testing.TB, req any, field, v string) string {
 
 // TestEveryRouteRefusesHostileIDs: on every route of the table, an
 // identifier that could not be a subject token or a key (4 KB long, dots,
-// wildcards, spaces, NUL, unicode) is refused 400 INVALID_ID before the
+// wildcards, spaces, NUL, unicode) is refused 400 invalid_id before the
 // handler runs, and the gateway's NATS connection stays up.
 func TestEveryRouteRefusesHostileIDs(t *testing.T) {
 	e := newEdgeEnv(t)
@@ -247,7 +247,7 @@ func TestMCPListTablesRefusesAHostileID(t *testing.T) {
 		args, _ := json.Marshal(map[string]any{"connection_id": v})
 		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_tables","arguments":` + string(args) + `}}`
 		status, body := e.do(t, http.MethodPost, api.PathMCP, call, map[string]string{"Accept": "application/json, text/event-stream"})
-		if status != http.StatusOK || !strings.Contains(string(body), contracts.CodeInvalidID) {
+		if status != http.StatusOK || !strings.Contains(string(body), string(contracts.CodeInvalidID)) {
 			t.Errorf("list_tables with a %s id: %d %.300s", name, status, body)
 		}
 		e.stillServes(t, "list_tables with a "+name+" id")

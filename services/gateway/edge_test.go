@@ -22,7 +22,7 @@ import (
 
 // TestALongConnectionIDLeavesTheServerServing: a 4 KB connection id on
 // /api/query (a KV key, then a subject) once closed the gateway's NATS
-// connection for good. It is refused 400 INVALID_ID, and the next normal
+// connection for good. It is refused 400 invalid_id, and the next normal
 // request still answers.
 func TestALongConnectionIDLeavesTheServerServing(t *testing.T) {
 	e := newEnv(t)
@@ -114,7 +114,7 @@ var edgeRoutes = []struct{ method, path, body string }{
 
 // TestRebindingHostIsRefusedOnEveryRoute: without tokens (the default local
 // set-up), a request whose Host is a name other than a loopback one (what a
-// DNS-rebinding page sends) is refused 403 HOST_NOT_ALLOWED on every route,
+// DNS-rebinding page sends) is refused 403 host_not_allowed on every route,
 // /mcp included, with or without a matching Origin; loopback names, IP
 // literals and listed names pass.
 func TestRebindingHostIsRefusedOnEveryRoute(t *testing.T) {
@@ -125,7 +125,7 @@ func TestRebindingHostIsRefusedOnEveryRoute(t *testing.T) {
 		for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port, "localhost.evil.example:" + port, "sonde.lan.evil:" + port} {
 			for _, origin := range []string{"", "http://" + host} {
 				status, body := e.edgeRequest(r.method, r.path, host, r.body, map[string]string{"Origin": origin})
-				if status != http.StatusForbidden || !strings.Contains(string(body), api.CodeHostNotAllowed) {
+				if status != http.StatusForbidden || !strings.Contains(string(body), string(api.CodeHostNotAllowed)) {
 					t.Errorf("%s %s with Host %s, Origin %q: %d %.200s", r.method, r.path, host, origin, status, body)
 				}
 			}
@@ -184,7 +184,7 @@ func TestHostRuleWithTokens(t *testing.T) {
 
 // TestCrossOriginRequestsAreRefused: a browser request from a page of
 // another origin (another port of this machine too) is refused 403
-// ORIGIN_NOT_ALLOWED before any handler, on every route; the server's own
+// origin_not_allowed before any handler, on every route; the server's own
 // origin and a listed CORS origin pass.
 func TestCrossOriginRequestsAreRefused(t *testing.T) {
 	e := newEnv(t, func(c *gateway.Config) { c.Tokens = nil; c.CORSOrigins = []string{"https://console.example.com"} })
@@ -195,7 +195,7 @@ func TestCrossOriginRequestsAreRefused(t *testing.T) {
 	for _, r := range edgeRoutes {
 		for _, origin := range []string{"http://127.0.0.1:1", "http://localhost" + strings.TrimPrefix(self, "http://127.0.0.1"), "https://" + strings.TrimPrefix(self, "http://") + ".evil", "null", "file://", "chrome-extension://abc"} {
 			status, body := e.edgeRequest(r.method, r.path, "", r.body, map[string]string{"Origin": origin})
-			if status != http.StatusForbidden || !strings.Contains(string(body), api.CodeOriginNotAllowed) {
+			if status != http.StatusForbidden || !strings.Contains(string(body), string(api.CodeOriginNotAllowed)) {
 				t.Errorf("%s %s from %s: %d %.200s", r.method, r.path, origin, status, body)
 			}
 		}
@@ -300,7 +300,7 @@ func TestHealthIsUnhealthyOnceNATSIsClosed(t *testing.T) {
 }
 
 // TestSlowBodiesAreTimedOutButStreamsLive: a body that stops arriving is
-// answered 408 REQUEST_TIMEOUT once the body deadline passes (it was held
+// answered 408 request_timeout once the body deadline passes (it was held
 // as long as the client cared to), on a body route and on /mcp; a run
 // stream, which has no body, lives on well past that deadline.
 func TestSlowBodiesAreTimedOutButStreamsLive(t *testing.T) {
@@ -363,7 +363,7 @@ func TestParameterMistakesAre400(t *testing.T) {
 	e.putConnection(contracts.ConnectionDescriptor{ID: "shop", Engine: contracts.EngineSQLite, Identity: "id-shop"})
 	e.respond(contracts.ExecSubject(contracts.EngineSQLite, contracts.OpRead), func([]byte) any {
 		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseBadRequest,
-			Reason: "parameter 1: an object cannot be bound", Fix: "bind null, a boolean, a finite number or a string"}}
+			Message: "parameter 1: an object cannot be bound", Fix: "bind null, a boolean, a finite number or a string"}}
 	})
 	status, _, body := e.call(http.MethodPost, api.PathQuery, tokAlice, `{"connectionId":"shop","sql":"select ?","params":[{"a":1}]}`)
 	if er := wantError(t, status, body, http.StatusBadRequest, contracts.RefuseBadRequest); er.Fix == "" {

@@ -48,11 +48,11 @@ func (e *httpError) Error() string {
 }
 
 // fail builds an httpError.
-func fail(status int, code, message, fix string) error {
+func fail(status int, code contracts.Code, message, fix string) error {
 	return &httpError{status: status, body: contracts.Error{Code: code, Message: message, Fix: fix}}
 }
 
-func badRequest(code, message, fix string) error {
+func badRequest(code contracts.Code, message, fix string) error {
 	return fail(http.StatusBadRequest, code, message, fix)
 }
 

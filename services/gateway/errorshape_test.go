@@ -103,7 +103,7 @@ func TestEveryErrorIsTheErrorShape(t *testing.T) {
 		token, body  string
 		header       map[string]string
 		status       int
-		code         string
+		code         contracts.Code
 	}{
 		{"unknown route", http.MethodGet, "/api/nowhere", tokAlice, "", nil, http.StatusNotFound, api.CodeNotFound},
 		{"unknown route outside /api", http.MethodGet, "/nowhere", "", "", nil, http.StatusNotFound, api.CodeNotFound},

@@ -44,7 +44,7 @@ type Config struct {
 	// the gateway must listen on loopback and every caller is the local admin.
 	Tokens map[string]contracts.Actor
 	// Disabled means the operator switched agents off: the config probe says
-	// OPERATOR_DISABLED and no run starts.
+	// operator_disabled and no run starts.
 	Disabled bool
 	// Ready, when set, is one more readiness condition for GET /readyz, on
 	// top of the gateway's own (NATS connected, the ledger stream answering,

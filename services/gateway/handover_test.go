@@ -54,7 +54,7 @@ func TestHandoverRefusals(t *testing.T) {
 		var req contracts.ExecRequest
 		_ = json.Unmarshal(data, &req)
 		asked <- req
-		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: "x", Reason: "x", Fix: "x"}}
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: "x", Message: "x", Fix: "x"}}
 	})
 	const warning = "The statement was placed in the editor but not run: this run read no plan of this statement (plan-risky)."
 	e.answeredRun("r-auto", alice, handoverSQL, &contracts.AnswerComposed{SQL: handoverSQL, Handover: contracts.HandoverAutoExecuted})
@@ -72,7 +72,8 @@ func TestHandoverRefusals(t *testing.T) {
 	cases := []struct {
 		name, run, token, body string
 		status                 int
-		code, says             string
+		code                   contracts.Code
+		says                   string
 	}{
 		{"applied carries the gate's warning", "r-applied", tokAlice, "", http.StatusConflict, api.CodeNotAutoExecuted, warning},
 		{"not opened with autoExecute", "r-none", tokAlice, "", http.StatusConflict, api.CodeNotAutoExecuted, "autoExecute"},
@@ -177,7 +178,7 @@ func TestHandoverConnectionIdentity(t *testing.T) {
 		var req contracts.ExecRequest
 		_ = json.Unmarshal(data, &req)
 		asked <- req
-		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: "probe", Reason: "reached the executor", Fix: "x"}}
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: "probe", Message: "reached the executor", Fix: "x"}}
 	})
 	e.answeredRun("r-auto", alice, handoverSQL, &contracts.AnswerComposed{SQL: handoverSQL, Handover: contracts.HandoverAutoExecuted})
 	if rec, err := e.client(tokAlice).Run(e.ctx, "r-auto"); err != nil || rec.ConnectionIdentity != "id-shop" {
@@ -187,7 +188,7 @@ func TestHandoverConnectionIdentity(t *testing.T) {
 		name     string
 		identity string
 		status   int
-		code     string
+		code     contracts.Code
 		asked    bool
 	}{
 		{"repointed to another database", "id-staging", http.StatusConflict, api.CodeConnectionChanged, false},

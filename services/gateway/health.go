@@ -35,7 +35,7 @@ func (g *Gateway) health(c echo.Context) error {
 // connected, JetStream answers for the run ledger, an orchestrator answers
 // and can record runs (its JetStream store takes writes), an executor
 // answers for every engine a published connection needs, and Config.Ready,
-// when set, passes. Otherwise 503 UNAVAILABLE with the reason.
+// when set, passes. Otherwise 503 unavailable with the reason.
 func (g *Gateway) ready(c echo.Context) error {
 	if err := g.readiness(c.Request().Context()); err != nil {
 		return unavailable("not ready: "+err.Error(), "see the gateway's and the orchestrator's logs and the NATS server")

@@ -218,7 +218,7 @@ func (e *env) call(method, path, token, body string) (int, http.Header, []byte) 
 }
 
 // wantError checks that a raw answer is the API's error shape with status and code.
-func wantError(t *testing.T, status int, body []byte, wantStatus int, wantCode string) contracts.Error {
+func wantError(t *testing.T, status int, body []byte, wantStatus int, wantCode contracts.Code) contracts.Error {
 	t.Helper()
 	var eb api.ErrorBody
 	if err := json.Unmarshal(body, &eb); err != nil {
@@ -234,7 +234,7 @@ func wantError(t *testing.T, status int, body []byte, wantStatus int, wantCode s
 }
 
 // apiErr checks that err is an *client.APIError with status and code.
-func apiErr(t *testing.T, err error, status int, code string) *client.APIError {
+func apiErr(t *testing.T, err error, status int, code contracts.Code) *client.APIError {
 	t.Helper()
 	var ae *client.APIError
 	if !errors.As(err, &ae) {

@@ -13,7 +13,7 @@ import (
 )
 
 // handleError writes every error as {"error":{"code","message","fix"}}. An
-// error that is not an *httpError is logged and answered 500 INTERNAL with no
+// error that is not an *httpError is logged and answered 500 internal with no
 // detail: no stack and no internal message reaches a caller.
 func (g *Gateway) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
@@ -71,7 +71,7 @@ func asHTTPError(err error) *httpError {
 		Fix: "retry; if it persists, the gateway's log names the cause"}}
 }
 
-// recoverPanics turns a panic in a handler into 500 INTERNAL; the panic and
+// recoverPanics turns a panic in a handler into 500 internal; the panic and
 // its stack go to the log only.
 func (g *Gateway) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {

@@ -49,7 +49,7 @@ func OpenAPI() ([]byte, error) {
 type obj = map[string]any
 
 const apiDescription = "Sonde's HTTP API. Every answer other than 2xx, from every route and from the " +
-	"router itself (404 NOT_FOUND for an unknown path, 405 METHOD_NOT_ALLOWED for a wrong method), is " +
+	"router itself (404 not_found for an unknown path, 405 method_not_allowed for a wrong method), is " +
 	"`{\"error\":{\"code\",\"message\",\"fix\"}}` (ErrorBody): code is stable, message says what was wrong, " +
 	"fix how to put it right. Routes under /api need `Authorization: Bearer <token>` when the server has " +
 	"tokens (SONDE_API_TOKENS); without tokens the gateway listens on loopback only and every caller is the " +

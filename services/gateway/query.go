@@ -23,7 +23,7 @@ const queryGrace = 5 * time.Second
 // query answers POST /api/query: one guarded read under the inspect profile,
 // sent to the executor of the connection's engine, its rows read back from
 // the artifact store. A refusal is 422 with the guard's code, reason and fix;
-// a database error 502 (504 for a timeout) with code api.DBErrorCode(class).
+// a database error 502 (504 for a timeout) with code contracts.DBErrorClass.Code.
 func (g *Gateway) query(c echo.Context) error {
 	if _, err := actor(c); err != nil {
 		return err
@@ -76,17 +76,17 @@ func replyError(c echo.Context, reply contracts.ExecReply) error {
 		switch r.Code {
 		case contracts.RefuseExecutorBusy, contracts.RefuseConnectionUnavailable:
 			c.Response().Header().Set("Retry-After", "5")
-			return fail(http.StatusServiceUnavailable, r.Code, r.Reason, r.Fix)
+			return fail(http.StatusServiceUnavailable, r.Code, r.Message, r.Fix)
 		case contracts.RefuseBadRequest:
-			return badRequest(r.Code, r.Reason, r.Fix)
+			return badRequest(r.Code, r.Message, r.Fix)
 		}
-		return fail(http.StatusUnprocessableEntity, r.Code, r.Reason, r.Fix)
+		return fail(http.StatusUnprocessableEntity, r.Code, r.Message, r.Fix)
 	case contracts.ExecError:
 		status := http.StatusBadGateway
 		if reply.Error.Class == contracts.DBTimeout {
 			status = http.StatusGatewayTimeout
 		}
-		return fail(status, api.DBErrorCode(reply.Error.Class), reply.Error.Message, dbErrorFix(reply.Error.Class))
+		return fail(status, reply.Error.Class.Code(), reply.Error.Message, dbErrorFix(reply.Error.Class))
 	}
 	return nil
 }

@@ -73,5 +73,5 @@ func TestQueryTimeoutsSayWhetherTheStatementMayHaveRun(t *testing.T) {
 			Error: &contracts.DBError{Class: contracts.DBTimeout, Message: "canceling statement due to statement timeout"}}
 	})
 	status, _, b = e.call(http.MethodPost, api.PathQuery, tokAlice, body)
-	wantError(t, status, b, http.StatusGatewayTimeout, api.DBErrorCode(contracts.DBTimeout))
+	wantError(t, status, b, http.StatusGatewayTimeout, contracts.CodeDBTimeout)
 }

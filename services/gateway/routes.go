@@ -135,7 +135,7 @@ var routeTable = []route{
 		Method: http.MethodPost, Path: api.PathRuns, Handle: (*Gateway).startRun,
 		OperationID: "startRun", Summary: "Start a run (or continue a conversation)",
 		Description: "A model the capability probe found unable to do an agent run is refused 422 " +
-			"MODEL_CAPABILITY_MISSING with what it lacks; planning mode needs no tools.",
+			"model_capability_missing with what it lacks; planning mode needs no tools.",
 		Params: []param{{In: "header", Name: api.HeaderIdempotencyKey,
 			Description: "makes a retried start answer the run the first one created"}},
 		Request: api.StartRunRequest{}, Status: http.StatusAccepted, Response: api.StartRunResponse{},

@@ -28,7 +28,7 @@ func TestStartRunRefusals(t *testing.T) {
 	got := e.serveOrchestrator(accept)
 	cases := []struct {
 		name, body string
-		code       string
+		code       contracts.Code
 		fix        string
 	}{
 		{"malformed", `{"objective":`, contracts.CodeBadRequest, ""},
@@ -117,11 +117,11 @@ func TestStartRun(t *testing.T) {
 
 func TestStartRunRelaysOrchestratorErrors(t *testing.T) {
 	e := readyEnv(t)
-	code := make(chan string, 1)
+	code := make(chan contracts.Code, 1)
 	e.serveOrchestrator(func(contracts.StartRun) contracts.StartRunReply {
 		return contracts.StartRunReply{Error: &contracts.Error{Code: <-code, Message: "refused", Fix: "do better"}}
 	})
-	for c, status := range map[string]int{
+	for c, status := range map[contracts.Code]int{
 		contracts.CodeRunExists:         http.StatusConflict,
 		contracts.CodeUnknownConnection: http.StatusBadRequest,
 	} {

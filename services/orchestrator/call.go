@@ -16,15 +16,15 @@ import (
 
 // Refusal codes of the run loop (the guard's own codes come from executors).
 const (
-	refuseUnknownTool       = "unknown_tool"
-	refuseInvalidArguments  = "invalid_arguments"
-	refuseUnresolved        = "unresolved_evidence"
-	refuseStatementBudget   = "statement_budget_exhausted"
-	refuseDBTimeBudget      = "db_time_exhausted"
-	refuseRepairBudget      = "repair_budget_exhausted"
-	refuseIndeterminateStep = "step_indeterminate"
-	refuseExecutor          = "executor_unavailable"
-	refuseDeadline          = "run_deadline_exceeded"
+	refuseUnknownTool       = contracts.RefuseUnknownTool
+	refuseInvalidArguments  = contracts.CodeInvalidArguments
+	refuseUnresolved        = contracts.RefuseUnresolvedEvidence
+	refuseStatementBudget   = contracts.RefuseStatementBudget
+	refuseDBTimeBudget      = contracts.RefuseDBTimeBudget
+	refuseRepairBudget      = contracts.RefuseRepairBudget
+	refuseIndeterminateStep = contracts.RefuseStepIndeterminate
+	refuseExecutor          = contracts.CodeExecutorUnavailable
+	refuseDeadline          = contracts.RefuseRunDeadline
 )
 
 // rawArgs keeps the model's arguments as JSON; text that is not JSON is kept
@@ -96,7 +96,7 @@ func (d *drive) status(turn int, failing, refunded bool) string {
 		plural(max(left, 0), "repair"), max(int(d.remaining().Seconds()), 0))
 }
 
-func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID, code, reason, fix string) error {
+func (d *drive) refuse(ctx context.Context, tc contracts.ToolCall, stepID string, code contracts.Code, reason, fix string) error {
 	content := fmt.Sprintf("Refused (%s): %s", code, reason)
 	if fix != "" {
 		content += "\nHow to fix: " + fix
@@ -244,12 +244,12 @@ func (d *drive) step(ctx context.Context, tc contracts.ToolCall, op contracts.Ex
 	case contracts.ExecRefused:
 		r := reply.Refusal
 		if r == nil {
-			r = &contracts.Refusal{Code: "refused", Reason: "the executor refused the statement"}
+			r = &contracts.Refusal{Code: contracts.RefuseRefused, Message: "the executor refused the statement"}
 		}
 		if connectionLost(reply) {
 			return d.unreachable(ctx, tc, stepID)
 		}
-		return d.refuse(ctx, tc, stepID, r.Code, r.Reason, r.Fix)
+		return d.refuse(ctx, tc, stepID, r.Code, r.Message, r.Fix)
 	default:
 		if connectionLost(reply) {
 			return d.unreachable(ctx, tc, stepID)

@@ -137,20 +137,20 @@ func unavailable(reply contracts.ExecReply, err error) *contracts.ContextUnavail
 	var ee *executorError
 	switch {
 	case errors.As(err, &ee):
-		return &contracts.ContextUnavailable{Code: "executor-unavailable",
+		return &contracts.ContextUnavailable{Code: contracts.CodeExecutorUnavailable,
 			Detail: "No executor serves this connection's engine, so its schema could not be read."}
 	case err != nil:
-		return &contracts.ContextUnavailable{Code: "executor-no-reply",
+		return &contracts.ContextUnavailable{Code: contracts.CodeExecutorNoReply,
 			Detail: "The executor did not answer the schema read in time."}
 	case reply.Status == contracts.ExecRefused && reply.Refusal != nil:
-		return &contracts.ContextUnavailable{Code: reply.Refusal.Code, Detail: "The schema read was refused: " + reply.Refusal.Reason + "."}
+		return &contracts.ContextUnavailable{Code: reply.Refusal.Code, Detail: "The schema read was refused: " + reply.Refusal.Message + "."}
 	case reply.Status == contracts.ExecError && reply.Error != nil:
-		return &contracts.ContextUnavailable{Code: "schema-read-failed",
+		return &contracts.ContextUnavailable{Code: contracts.CodeSchemaReadFailed,
 			Detail: fmt.Sprintf("The database failed the schema read (%s).", reply.Error.Class)}
 	case reply.Status != contracts.ExecOK:
-		return &contracts.ContextUnavailable{Code: "schema-read-failed", Detail: "The schema read did not succeed."}
+		return &contracts.ContextUnavailable{Code: contracts.CodeSchemaReadFailed, Detail: "The schema read did not succeed."}
 	case reply.Inventory == nil:
-		return &contracts.ContextUnavailable{Code: "inventory-missing",
+		return &contracts.ContextUnavailable{Code: contracts.CodeInventoryMissing,
 			Detail: "The executor answered without an inventory; it may be older than this orchestrator."}
 	}
 	return nil

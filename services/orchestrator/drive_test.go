@@ -256,8 +256,8 @@ func completions(t *testing.T, entries []contracts.Entry, step string) []contrac
 }
 
 // refusals lists the refusal codes the run recorded, in order.
-func refusals(rec contracts.Record) []string {
-	var out []string
+func refusals(rec contracts.Record) []contracts.Code {
+	var out []contracts.Code
 	for _, st := range rec.Steps {
 		if st.Status == contracts.StepRefused && st.Refusal != nil {
 			out = append(out, st.Refusal.Code)
@@ -483,7 +483,7 @@ func TestDriveRetriesABusyExecutorAtNoCost(t *testing.T) {
 	h.model.script = reads(q)
 	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
 		if n < 2 {
-			return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseExecutorBusy, Reason: "busy"}}, nil
+			return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseExecutorBusy, Message: "busy"}}, nil
 		}
 		return okReply(req, 5), nil
 	}
@@ -517,7 +517,7 @@ func TestDriveBusyPastTheGraceCostsNothingAndMayBeAskedAgain(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if time.Now().Before(busyUntil) {
-			return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseExecutorBusy, Reason: "busy"}}, nil
+			return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseExecutorBusy, Message: "busy"}}, nil
 		}
 		return okReply(req, 5), nil
 	}
@@ -618,7 +618,7 @@ func TestExecWithoutRespondersIsAbsent(t *testing.T) {
 func TestDriveLostDatabaseCostsNothing(t *testing.T) {
 	const engineText = `failed to connect to user=sonde_agent database=shop host=127.0.0.1 port=22051: dial error`
 	for name, lost := range map[string]contracts.ExecReply{
-		"refused": {Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseConnectionUnavailable, Reason: engineText}},
+		"refused": {Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseConnectionUnavailable, Message: engineText}},
 		"failed":  {Status: contracts.ExecError, Error: &contracts.DBError{Class: contracts.DBUnavailable, Message: engineText}},
 	} {
 		t.Run(name, func(t *testing.T) {

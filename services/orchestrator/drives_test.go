@@ -105,7 +105,7 @@ func TestConcurrentKeyedStartsDriveEachRunOnce(t *testing.T) {
 				defer wg.Done()
 				<-gate
 				if r := h.s.StartRun(ctx, startCmd(id, "tester")); r.Error != nil {
-					errs <- id + ": " + r.Error.Code + " " + r.Error.Message
+					errs <- id + ": " + string(r.Error.Code) + " " + r.Error.Message
 				}
 			}()
 		}
@@ -118,7 +118,7 @@ func TestConcurrentKeyedStartsDriveEachRunOnce(t *testing.T) {
 			defer wg.Done()
 			<-gate
 			if r := h.s.StartRun(ctx, startCmd(id, "tester")); r.Error != nil {
-				errs <- id + ": " + r.Error.Code + " " + r.Error.Message
+				errs <- id + ": " + string(r.Error.Code) + " " + r.Error.Message
 			}
 		}()
 	}

@@ -57,7 +57,7 @@ func dialectHint(e contracts.Engine) string {
 
 // unreadable reports a guard refusal that says the engine could not read
 // the statement at all.
-func unreadable(code string) bool {
+func unreadable(code contracts.Code) bool {
 	return code == contracts.RefuseUnparsable || code == contracts.RefuseEngineParse
 }
 

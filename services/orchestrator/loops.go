@@ -15,7 +15,7 @@ import (
 // ledger, and a model that keeps sending it is told, then stopped.
 
 // refuseRepeatedCall records the call that ended a run for repeating itself.
-const refuseRepeatedCall = "repeated_call"
+const refuseRepeatedCall = contracts.RefuseRepeatedCall
 
 // loopLimit is how many identical calls, or identical refusals, end a run;
 // one fewer earns the notice that names the loop.
@@ -83,7 +83,7 @@ type sentCall struct {
 	args    string
 	key     string
 	refusal string // code and reason; "" when not refused (or refused as a loop)
-	code    string
+	code    contracts.Code
 	reason  string
 }
 
@@ -96,7 +96,7 @@ var toolEntries = map[contracts.EventKind]bool{
 
 // notLoops are refusals that say where the service stands, not what the
 // model did: sending the call again later is what their fix asks.
-var notLoops = map[string]bool{
+var notLoops = map[contracts.Code]bool{
 	contracts.RefuseConnectionUnavailable: true,
 	contracts.RefuseExecutorBusy:          true,
 	refuseRepeatedCall:                    true,
@@ -113,8 +113,8 @@ func sentCalls(entries []contracts.Entry) []sentCall {
 		}
 		var p struct {
 			contracts.ToolCall
-			Code   string `json:"code"`
-			Reason string `json:"reason"`
+			Code   contracts.Code `json:"code"`
+			Reason string         `json:"reason"`
 		}
 		if json.Unmarshal(e.Data, &p) != nil {
 			continue
@@ -127,7 +127,7 @@ func sentCalls(entries []contracts.Entry) []sentCall {
 			out = append(out, sentCall{turn: p.Turn, tool: p.Tool, args: string(p.Arguments), key: callKey(p.Tool, string(p.Arguments))})
 		}
 		if e.Kind == contracts.KindToolRefused && !notLoops[p.Code] {
-			out[i].refusal, out[i].code, out[i].reason = p.Code+"\x00"+p.Reason, p.Code, p.Reason
+			out[i].refusal, out[i].code, out[i].reason = string(p.Code)+"\x00"+p.Reason, p.Code, p.Reason
 		}
 	}
 	return out

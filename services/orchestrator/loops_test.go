@@ -178,16 +178,16 @@ func TestTheSameRefusalThreeTimesEndsTheRun(t *testing.T) {
 	if len(reqs) != 3 || rec.StopReason != contracts.StopRepeatedCall || rec.Status != contracts.StatusFailed {
 		t.Fatalf("asked %d times, ended %s/%s, want 3 and failed/repeated-call", len(reqs), rec.Status, rec.StopReason)
 	}
-	if got := refusals(rec); strings.Join(got, ",") != "unknown_tool,unknown_tool,unknown_tool" {
+	if got := refusals(rec); joinCodes(got) != "unknown_tool,unknown_tool,unknown_tool" {
 		t.Errorf("refusals %v", got)
 	}
 	notice := lastUser(reqs[2])
-	for _, want := range []string{"You are in a loop", "2 of your calls were refused the same way", refuseUnknownTool, "execute_sql", "third such refusal"} {
+	for _, want := range []string{"You are in a loop", "2 of your calls were refused the same way", string(refuseUnknownTool), "execute_sql", "third such refusal"} {
 		if !strings.Contains(notice, want) {
 			t.Errorf("the notice lacks %q:\n%s", want, notice)
 		}
 	}
-	if !strings.Contains(rec.Detail, refuseUnknownTool) || !strings.Contains(rec.Detail, "3 times") {
+	if !strings.Contains(rec.Detail, string(refuseUnknownTool)) || !strings.Contains(rec.Detail, "3 times") {
 		t.Errorf("detail %q does not name the refusal", rec.Detail)
 	}
 
@@ -200,7 +200,7 @@ func TestTheSameRefusalThreeTimesEndsTheRun(t *testing.T) {
 		return toolCall(n, policy.ToolComposeReport, `{"claims":[{"text":"The database could not be reached.","evidence":[{"source":"artifact","correlationId":"schema"}]}]}`)
 	}
 	h2.exec.answer = func(int, contracts.ExecRequest) (contracts.ExecReply, error) {
-		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseConnectionUnavailable, Reason: "down"}}, nil
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: contracts.RefuseConnectionUnavailable, Message: "down"}}, nil
 	}
 	_, rec2, err := h2.drive(t, "unreachable", nil)
 	if err != nil {
@@ -227,7 +227,7 @@ func TestATooLargeResultIsReplayedNotRunAgain(t *testing.T) {
 	}
 	h.exec.answer = func(int, contracts.ExecRequest) (contracts.ExecReply, error) {
 		return contracts.ExecReply{Status: contracts.ExecRefused, DurationMs: 40, Refusal: &contracts.Refusal{Code: contracts.RefuseResultTooLarge,
-			Reason: "the result has more than 200 rows", Fix: "add a LIMIT, or aggregate"}}, nil
+			Message: "the result has more than 200 rows", Fix: "add a LIMIT, or aggregate"}}, nil
 	}
 	entries, rec, err := h.drive(t, "too-large", nil)
 	if err != nil {

@@ -232,7 +232,7 @@ func TestARefusalCostsNoStatementButATooLargeResultDoes(t *testing.T) {
 		case 2:
 			code = contracts.RefuseReadingOverBudget // an operational reading refused for its size ran too
 		}
-		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: code, Reason: "r", Fix: "f"}}, nil
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: code, Message: "r", Fix: "f"}}, nil
 	}
 	_, rec, err := h.drive(t, "refund", nil)
 	if err != nil {

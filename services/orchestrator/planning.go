@@ -75,7 +75,7 @@ func planRepair(h *contracts.RunStarted, p *contracts.PlanStatementDrafted, faul
 	var b strings.Builder
 	b.WriteString("Sonde's guard read your statement without running it, and it is not a deliverable:")
 	if slices.Contains(faults, verdict.UnmetPlanRefused) && p.Refusal != nil {
-		fmt.Fprintf(&b, "\n- Refused (%s): %s.", p.Refusal.Code, fence.Neutralise(strings.TrimSuffix(p.Refusal.Reason, ".")))
+		fmt.Fprintf(&b, "\n- Refused (%s): %s.", p.Refusal.Code, fence.Neutralise(strings.TrimSuffix(p.Refusal.Message, ".")))
 		if p.Refusal.Fix != "" {
 			fmt.Fprintf(&b, " Fix: %s.", fence.Neutralise(strings.TrimSuffix(p.Refusal.Fix, ".")))
 		}

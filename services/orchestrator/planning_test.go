@@ -187,17 +187,17 @@ func TestPlanningRefusedDraftsAreNotAnswered(t *testing.T) {
 func TestPlanningRefusedDraftsOnPostgres(t *testing.T) {
 	st := newPlanStackOn(t, connections.Connection{ID: "demo", Engine: contracts.EnginePostgres, DSN: pgtest.URL(t)})
 	for i, c := range []struct{ sql, code string }{
-		{"DELETE FROM pg_class", contracts.RefuseNotASelect},
-		{"WITH gone AS (DELETE FROM t RETURNING id) SELECT count(*) FROM gone", contracts.RefuseNotReadOnly},
-		{"SELECT 1 AS n INTO copy_of_one", contracts.RefuseNotReadOnly},
-		{"SELECT setval('some_seq', 1)", contracts.RefuseFunctionDenied},
-		{"SELECT 1; SELECT 2", contracts.RefuseNotOneStatement},
-		{"SELECT TOP 5 1", contracts.RefuseUnparsable},
+		{"DELETE FROM pg_class", string(contracts.RefuseNotASelect)},
+		{"WITH gone AS (DELETE FROM t RETURNING id) SELECT count(*) FROM gone", string(contracts.RefuseNotReadOnly)},
+		{"SELECT 1 AS n INTO copy_of_one", string(contracts.RefuseNotReadOnly)},
+		{"SELECT setval('some_seq', 1)", string(contracts.RefuseFunctionDenied)},
+		{"SELECT 1; SELECT 2", string(contracts.RefuseNotOneStatement)},
+		{"SELECT TOP 5 1", string(contracts.RefuseUnparsable)},
 	} {
 		bad := "```postgresql\n" + c.sql + "\n```"
 		es, rec, reqs := st.run(t, fmt.Sprintf("pg-%d", i), contracts.WorkflowInvestigation, bad, bad)
 		ds := drafts(es)
-		if len(ds) != 2 || ds[0].Refusal == nil || ds[0].Refusal.Code != c.code {
+		if len(ds) != 2 || ds[0].Refusal == nil || string(ds[0].Refusal.Code) != c.code {
 			t.Errorf("%s: drafts %+v, want refused %s", c.sql, ds, c.code)
 			continue
 		}
@@ -417,7 +417,7 @@ func TestPlanRepairNeutralisesWhatItQuotes(t *testing.T) {
 	h := agentHeader("x")
 	h.Mode = contracts.ModePlanning
 	p := &contracts.PlanStatementDrafted{Turn: 1, SQL: "x",
-		Refusal:     &contracts.Refusal{Code: contracts.RefuseUnparsable, Reason: "near " + fence.Open + " in the reason", Fix: "drop " + fence.Close + " from the fix"},
+		Refusal:     &contracts.Refusal{Code: contracts.RefuseUnparsable, Message: "near " + fence.Open + " in the reason", Fix: "drop " + fence.Close + " from the fix"},
 		Identifiers: contracts.IdentifierCheck{Status: contracts.IdentifiersChecked, UnknownRelations: []string{`"main"."` + fence.Open + `"`}},
 		Note:        "The statement was read from a block tagged " + fence.Close + "."}
 	got := planRepair(&h, p, verdict.PlanFaults(h, *p))

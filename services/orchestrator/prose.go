@@ -212,7 +212,7 @@ func proseNudge(h *contracts.RunStarted, s shown) string {
 // refusedTurn is what a turn refused as an unreadable call is answered
 // with, in the shape of every refusal.
 func refusedTurn(r *contracts.Refusal) string {
-	s := fmt.Sprintf("Refused (%s): %s", r.Code, r.Reason)
+	s := fmt.Sprintf("Refused (%s): %s", r.Code, r.Message)
 	if r.Fix != "" {
 		s += "\nHow to fix: " + r.Fix
 	}

@@ -20,10 +20,10 @@ import (
 const (
 	// refuseUnseen: a citation names a result produced in the same turn as
 	// the citing call; the model has not seen its rows.
-	refuseUnseen = "evidence_unseen"
+	refuseUnseen = contracts.RefuseEvidenceUnseen
 	// refuseIncomplete: the report would end the run unanswered, and the
 	// model has not yet been told of that shortfall.
-	refuseIncomplete = "report_incomplete"
+	refuseIncomplete = contracts.RefuseReportIncomplete
 )
 
 // composeReport verifies every citation against this run's own ledger —

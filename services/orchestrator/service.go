@@ -404,7 +404,7 @@ func (s *Service) handleHealth(req micro.Request) {
 }
 
 // runError builds a reply error.
-func runError(code, msg, fix string) *contracts.Error {
+func runError(code contracts.Code, msg, fix string) *contracts.Error {
 	return &contracts.Error{Code: code, Message: msg, Fix: fix}
 }
 

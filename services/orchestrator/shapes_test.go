@@ -179,9 +179,9 @@ func TestAmbiguousShapesAreRefusedThroughARun(t *testing.T) {
 func TestUnreadableStatementsCarryTheDialect(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.model.script = reads("SELECT TOP 5 n FROM t", "SELECT n FROM t WHERE", "DELETE FROM t")
-	codes := []string{contracts.RefuseUnparsable, contracts.RefuseEngineParse, contracts.RefuseNotASelect}
+	codes := []contracts.Code{contracts.RefuseUnparsable, contracts.RefuseEngineParse, contracts.RefuseNotASelect}
 	h.exec.answer = func(n int, req contracts.ExecRequest) (contracts.ExecReply, error) {
-		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: codes[n], Reason: "the guard's reason", Fix: "the guard's fix"}}, nil
+		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: &contracts.Refusal{Code: codes[n], Message: "the guard's reason", Fix: "the guard's fix"}}, nil
 	}
 	entries, _, err := h.drive(t, "dialect", nil)
 	if err != nil {

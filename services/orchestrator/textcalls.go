@@ -27,8 +27,8 @@ import (
 
 // Refusal codes of a call that could not be read.
 const (
-	refuseCallCut       = "call_cut_short"
-	refuseMalformedCall = "malformed_call"
+	refuseCallCut       = contracts.RefuseCallCutShort
+	refuseMalformedCall = contracts.RefuseMalformedCall
 )
 
 // textCall is one call read from a reply's text.
@@ -331,16 +331,16 @@ func unreadCall(reply contracts.ModelTurnReply, tools []string) *contracts.Refus
 	switch {
 	case reply.FinishReason == contracts.FinishLength:
 		return &contracts.Refusal{Code: refuseCallCut,
-			Reason: "your turn was cut off at the model's output limit before it was complete" + began + ", so no call could be read from it and nothing ran",
+			Message: "your turn was cut off at the model's output limit before it was complete" + began + ", so no call could be read from it and nothing ran",
 			Fix: "send the call again as a tool call, and shorter: one statement selecting only the columns you need, " +
 				"or compose_report with fewer, shorter claims. " + callShape(tools, broken)}
 	case reply.FinishReason == contracts.FinishMalformedCall:
 		return &contracts.Refusal{Code: refuseMalformedCall,
-			Reason: "the model provider could not read the function call this turn sent (it reported it malformed), so nothing ran",
-			Fix:    "send the call again as a tool call whose arguments are one JSON object of the tool's parameters. " + callShape(tools, broken)}
+			Message: "the model provider could not read the function call this turn sent (it reported it malformed), so nothing ran",
+			Fix:     "send the call again as a tool call whose arguments are one JSON object of the tool's parameters. " + callShape(tools, broken)}
 	case broken != nil:
 		return &contracts.Refusal{Code: refuseMalformedCall,
-			Reason: fmt.Sprintf("your text starts a call written as text (%s)%s whose JSON %s, so it could not be read and nothing ran",
+			Message: fmt.Sprintf("your text starts a call written as text (%s)%s whose JSON %s, so it could not be read and nothing ran",
 				broken.form, began, jsonProblem(broken.err)),
 			Fix: "send it as a tool call rather than in your text; written as text it must be one complete JSON object " +
 				`{"name":"<tool>","arguments":{…}} with every brace and quote closed. ` + callShape(tools, broken)}

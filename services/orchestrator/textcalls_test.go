@@ -97,17 +97,17 @@ func TestUnreadableCallsAreRefusedNotProse(t *testing.T) {
 		code   string   // "" for prose
 		saying []string // what the refusal must say
 	}{
-		{"cut at the limit", contracts.ModelTurnReply{Text: cut, FinishReason: contracts.FinishLength}, refuseCallCut,
+		{"cut at the limit", contracts.ModelTurnReply{Text: cut, FinishReason: contracts.FinishLength}, string(refuseCallCut),
 			[]string{"cut off at the model's output limit", "it began a call to run_read_query", "shorter", `run_read_query takes {"sql":"…","reason":"…"}`}},
-		{"prose cut at the limit", contracts.ModelTurnReply{Text: "Rock sells best, with", FinishReason: contracts.FinishLength}, refuseCallCut,
+		{"prose cut at the limit", contracts.ModelTurnReply{Text: "Rock sells best, with", FinishReason: contracts.FinishLength}, string(refuseCallCut),
 			[]string{"cut off at the model's output limit", "The run's tools: inspect_schema, run_read_query"}},
-		{"vendor malformed", contracts.ModelTurnReply{FinishReason: contracts.FinishMalformedCall}, refuseMalformedCall,
+		{"vendor malformed", contracts.ModelTurnReply{FinishReason: contracts.FinishMalformedCall}, string(refuseMalformedCall),
 			[]string{"reported it malformed", "one JSON object of the tool's parameters"}},
-		{"unclosed block", contracts.ModelTurnReply{Text: cut}, refuseMalformedCall,
+		{"unclosed block", contracts.ModelTurnReply{Text: cut}, string(refuseMalformedCall),
 			[]string{"a <tool_call> block", "it began a call to run_read_query", "ends before it is complete", "send it as a tool call"}},
-		{"bad JSON in a bare call", contracts.ModelTurnReply{Text: `{"name": "run_read_query", "parameters": {"sql": 'SELECT 1'}}`}, refuseMalformedCall,
+		{"bad JSON in a bare call", contracts.ModelTurnReply{Text: `{"name": "run_read_query", "parameters": {"sql": 'SELECT 1'}}`}, string(refuseMalformedCall),
 			[]string{`a {"name",…} object`, "is not valid at character"}},
-		{"bad JSON in a fence", contracts.ModelTurnReply{Text: "```json\n{\"name\": \"compose_report\", \"arguments\": {\"claims\": [}\n```"}, refuseMalformedCall,
+		{"bad JSON in a fence", contracts.ModelTurnReply{Text: "```json\n{\"name\": \"compose_report\", \"arguments\": {\"claims\": [}\n```"}, string(refuseMalformedCall),
 			[]string{"a ```json fence", "compose_report takes"}},
 		{"prose", contracts.ModelTurnReply{Text: "Rock sells best, with 826.65 in revenue."}, "", nil},
 		{"broken JSON mid-prose", contracts.ModelTurnReply{Text: `I thought of {"name": "x" but it is just an idea.`}, "", nil},
@@ -123,10 +123,10 @@ func TestUnreadableCallsAreRefusedNotProse(t *testing.T) {
 				}
 				return
 			}
-			if r == nil || r.Code != c.code {
+			if r == nil || string(r.Code) != c.code {
 				t.Fatalf("refusal %+v, want code %s", r, c.code)
 			}
-			said := r.Reason + " / " + r.Fix
+			said := r.Message + " / " + r.Fix
 			for _, s := range c.saying {
 				if !strings.Contains(said, s) {
 					t.Errorf("%q does not say %q", said, s)

@@ -204,7 +204,7 @@ func (x *visibleExecutors) Exec(_ context.Context, _ contracts.Engine, op contra
 			Artifact: &contracts.ArtifactSummary{CorrelationID: req.CorrelationID, Rows: 5, Bytes: 120,
 				Columns: []contracts.Column{{Name: "genre"}, {Name: "revenue"}}}}, nil
 	case strings.HasPrefix(sql, "DELETE"):
-		r := &contracts.Refusal{Code: contracts.RefuseNotASelect, Reason: x.c.guardReason, Fix: x.c.guardFix}
+		r := &contracts.Refusal{Code: contracts.RefuseNotASelect, Message: x.c.guardReason, Fix: x.c.guardFix}
 		return contracts.ExecReply{Status: contracts.ExecRefused, Refusal: r}, nil
 	}
 	for i, b := range x.c.bad {
@@ -278,7 +278,7 @@ func investigationScript(c chinookCase, tables []string) func(n int, req contrac
 			return read(strings.ReplaceAll(c.read, "5", "3"), "the top three genres")
 		}
 		last := req.Messages[len(req.Messages)-1].Content
-		if n-10 < len(tables) && !strings.Contains(last, "("+refuseStatementBudget+")") {
+		if n-10 < len(tables) && !strings.Contains(last, "("+string(refuseStatementBudget)+")") {
 			return toolCall(n, policy.ToolInspectSchema, map[string]string{"table": tables[n-10]})
 		}
 		return toolCall(n, policy.ToolComposeReport, `{"claims":[{"text":"Rock sells best by revenue (826.65), ahead of Latin (382.14) and Metal (261.36).",`+
@@ -497,13 +497,13 @@ func TestModelVisibleText(t *testing.T) {
 			if rec.Status != contracts.StatusSucceeded {
 				t.Fatalf("the scripted investigation ended %s after %d turns, want succeeded", rec.Status, len(reqs))
 			}
-			want := []string{refuseInvalidArguments, refuseUnknownTool, contracts.RefuseNotASelect, refuseUnresolved, refuseRepairBudget, refuseStatementBudget}
+			want := []string{string(refuseInvalidArguments), string(refuseUnknownTool), string(contracts.RefuseNotASelect), string(refuseUnresolved), string(refuseRepairBudget), string(refuseStatementBudget)}
 			var got []string
 			for _, e := range entries {
 				if e.Kind == contracts.KindToolRefused {
 					var p contracts.ToolRefused
 					_ = json.Unmarshal(e.Data, &p)
-					got = append(got, p.Code)
+					got = append(got, string(p.Code))
 				}
 			}
 			if strings.Join(got, ",") != strings.Join(want, ",") {

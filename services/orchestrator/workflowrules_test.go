@@ -34,8 +34,8 @@ func TestPresentAnswerRefusesAProfile(t *testing.T) {
 		return h.stored(t, req, []string{"country", "total"}, [][]any{{"USA", 523.06}, {"Canada", 303.96}}, nil, true), nil
 	}
 	entries, rec := h.driveWorkflow(t, "ans-profile", contracts.WorkflowDataAnalysis, false, contracts.EngineSQLite)
-	want := contracts.RefuseAnswerNotADataRead + "," + contracts.RefuseAnswerNotADataRead
-	if got := strings.Join(refusalCodes(t, entries), ","); got != want {
+	want := joinCodes([]contracts.Code{contracts.RefuseAnswerNotADataRead, contracts.RefuseAnswerNotADataRead})
+	if got := joinCodes(refusalCodes(t, entries)); got != want {
 		t.Fatalf("refusals %s, want %s", got, want)
 	}
 	if a := rec.Answer; a == nil || a.CorrelationID != "r2" || a.SQL != "SELECT country, total FROM sales" {

@@ -83,8 +83,8 @@ func (h *harness) stored(t *testing.T, req contracts.ExecRequest, cols []string,
 }
 
 // refusals lists the codes of the run's tool-refused entries, in order.
-func refusalCodes(t *testing.T, entries []contracts.Entry) []string {
-	var out []string
+func refusalCodes(t *testing.T, entries []contracts.Entry) []contracts.Code {
+	var out []contracts.Code
 	for _, e := range entries {
 		if e.Kind == contracts.KindToolRefused {
 			p, _ := e.Decode()
@@ -132,7 +132,7 @@ func TestComparePlansJoinsTheLedger(t *testing.T) {
 		return h.stored(t, req, []string{"QUERY PLAN"}, [][]any{{"[]"}}, scanPlan, false), nil
 	}
 	entries, rec := h.driveWorkflow(t, "cmp", contracts.WorkflowQueryOptimization, false, contracts.EnginePostgres)
-	if got, want := strings.Join(refusalCodes(t, entries), ","), "unverifiable_plan,plan_result_released,invalid_arguments"; got != want {
+	if got, want := joinCodes(refusalCodes(t, entries)), "unverifiable_plan,plan_result_released,invalid_arguments"; got != want {
 		t.Fatalf("refusals %s, want %s", got, want)
 	}
 	if len(rec.Comparisons) != 1 {
@@ -179,7 +179,7 @@ func TestRecommendChangeIsRecordedNeverRun(t *testing.T) {
 		return h.stored(t, req, []string{"count"}, [][]any{{412.0}}, nil, true), nil
 	}
 	entries, rec := h.driveWorkflow(t, "rec", contracts.WorkflowQueryOptimization, false, contracts.EnginePostgres)
-	if got, want := strings.Join(refusalCodes(t, entries), ","), "invalid_arguments,unresolved_evidence,invalid_arguments,report_incomplete"; got != want {
+	if got, want := joinCodes(refusalCodes(t, entries)), "invalid_arguments,unresolved_evidence,invalid_arguments,report_incomplete"; got != want {
 		t.Fatalf("refusals %s, want %s", got, want)
 	}
 	if len(rec.Recommendations) != 1 || rec.Recommendations[0].Statement != "DROP TABLE invoice" || len(rec.Recommendations[0].Diagnosed) != 0 ||
@@ -234,13 +234,13 @@ func TestPresentAnswerRefusesEachWrongAnswer(t *testing.T) {
 		return h.stored(t, req, []string{"country"}, [][]any{{"USA"}, {"Canada"}}, nil, false), nil
 	}
 	entries, rec := h.driveWorkflow(t, "ans", contracts.WorkflowDataAnalysis, false, contracts.EngineSQLite)
-	want := []string{
+	want := []contracts.Code{
 		contracts.RefuseAnswerArtifactUnknown, contracts.RefuseAnswerNotADataRead, contracts.RefuseAnswerStatementUnknown,
 		contracts.RefuseAnswerStatementUnknown, contracts.RefuseAnswerResultReleased, contracts.RefuseChartColumnNotInResult,
 		contracts.RefuseChartColumnNotNumeric, contracts.RefuseChartTooFewRows, contracts.RefuseChartShapeMismatch,
 		contracts.RefuseChartShapeMismatch, contracts.RefuseChartShapeMismatch, contracts.RefuseAnswerAlreadyRecorded,
 	}
-	if got := refusalCodes(t, entries); strings.Join(got, ",") != strings.Join(want, ",") {
+	if got := refusalCodes(t, entries); joinCodes(got) != joinCodes(want) {
 		t.Fatalf("refusals\n got %v\nwant %v", got, want)
 	}
 	a := rec.Answer
@@ -347,7 +347,7 @@ func TestProfileAndOperationsAreSteps(t *testing.T) {
 		return h2.stored(t, req, []string{"session"}, [][]any{}, nil, true), nil
 	}
 	entries, rec2 := h2.driveWorkflow(t, "ops", contracts.WorkflowOperations, false, contracts.EnginePostgres)
-	if got := strings.Join(refusalCodes(t, entries), ","); got != "invalid_arguments,unknown_tool" {
+	if got := joinCodes(refusalCodes(t, entries)); got != "invalid_arguments,unknown_tool" {
 		t.Fatalf("refusals %s", got)
 	}
 	if h2.exec.readCount() != 1 {

@@ -56,7 +56,7 @@ func TestColumnRefs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			st, ref := r.Read(c.sql)
 			if ref != nil {
-				t.Fatalf("refused %s: %s", ref.Code, ref.Reason)
+				t.Fatalf("refused %s: %s", ref.Code, ref.Message)
 			}
 			if !st.ColumnsRead {
 				t.Fatal("ColumnsRead unset")
@@ -92,7 +92,7 @@ func TestNestedScopes(t *testing.T) {
 	for _, c := range cases {
 		st, ref := r.Read(c.sql)
 		if ref != nil {
-			t.Fatalf("%s: refused %s: %s", c.sql, ref.Code, ref.Reason)
+			t.Fatalf("%s: refused %s: %s", c.sql, ref.Code, ref.Message)
 		}
 		var got []bool
 		for _, sc := range st.Scopes {

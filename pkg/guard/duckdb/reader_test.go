@@ -40,10 +40,10 @@ func TestHostileCorpus(t *testing.T) {
 			t.Errorf("%q passed as %+v, want %s", c.SQL, st, c.Code)
 			continue
 		}
-		if ref.Code != c.Code {
-			t.Errorf("%q: %s (%s), want %s", c.SQL, ref.Code, ref.Reason, c.Code)
+		if string(ref.Code) != c.Code {
+			t.Errorf("%q: %s (%s), want %s", c.SQL, ref.Code, ref.Message, c.Code)
 		}
-		if ref.Reason == "" || ref.Fix == "" {
+		if ref.Message == "" || ref.Fix == "" {
 			t.Errorf("%q: refusal without reason or fix: %+v", c.SQL, ref)
 		}
 	}
@@ -54,7 +54,7 @@ func TestValidAnalytics(t *testing.T) {
 	for _, q := range duckdbtest.Valid {
 		st, ref := guard.Check(r, q, duckdbtest.Policy())
 		if ref != nil {
-			t.Errorf("%q refused: %s: %s", q, ref.Code, ref.Reason)
+			t.Errorf("%q refused: %s: %s", q, ref.Code, ref.Message)
 			continue
 		}
 		if st.Canonical == "" || st.Text == "" || strings.HasSuffix(st.Text, ";") {
@@ -164,11 +164,11 @@ func TestRefusalShapes(t *testing.T) {
 		t.Errorf("table function refusal should list the allowed ones: %+v", ref)
 	}
 	_, ref = r.Read("SELECT 1 +")
-	if ref == nil || ref.Code != contracts.RefuseUnparsable || !strings.Contains(ref.Reason, "character") {
+	if ref == nil || ref.Code != contracts.RefuseUnparsable || !strings.Contains(ref.Message, "character") {
 		t.Errorf("unparsable should name where the parser stopped: %+v", ref)
 	}
 	_, ref = r.Read("PRAGMA version")
-	if ref == nil || !strings.Contains(ref.Reason, "PRAGMA") {
+	if ref == nil || !strings.Contains(ref.Message, "PRAGMA") {
 		t.Errorf("not_a_select should name the statement: %+v", ref)
 	}
 	_, ref = r.Read(strings.Repeat(" ", 10) + "SELECT '" + strings.Repeat("x", MaxSQLBytes) + "'")

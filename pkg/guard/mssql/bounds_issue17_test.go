@@ -82,11 +82,11 @@ func TestBoundsThatBoundNothing(t *testing.T) {
 			_, ref := guard.Check(Reader{}, sql, policy)
 			switch {
 			case c.real && ref != nil:
-				t.Errorf("%s: refused %s: %s", sql, ref.Code, ref.Reason)
+				t.Errorf("%s: refused %s: %s", sql, ref.Code, ref.Message)
 			case !c.real && ref == nil:
 				t.Errorf("%s: admitted; it reads every row", sql)
 			case !c.real && (ref.Code != contracts.RefuseLargeTableUnbounded || !strings.Contains(ref.Fix, "real lower limit")):
-				t.Errorf("%s: %s (%s; fix %s), want large_table_unbounded asking for a real lower limit", sql, ref.Code, ref.Reason, ref.Fix)
+				t.Errorf("%s: %s (%s; fix %s), want large_table_unbounded asking for a real lower limit", sql, ref.Code, ref.Message, ref.Fix)
 			}
 		}
 	}

@@ -9,7 +9,8 @@ import (
 // hostile is the T-SQL hostile corpus: every shape must be refused with its
 // code. Each names the class of bypass it stands for.
 var hostile = []struct {
-	sql, code string
+	sql  string
+	code contracts.Code
 }{
 	// Nothing to run.
 	{"", contracts.RefuseEmpty},

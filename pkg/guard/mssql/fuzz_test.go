@@ -30,7 +30,7 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sql string) {
 		st, ref := Reader{}.Read(sql)
 		if ref != nil {
-			if ref.Code == "" || ref.Reason == "" || ref.Fix == "" {
+			if ref.Code == "" || ref.Message == "" || ref.Fix == "" {
 				t.Fatalf("%q: incomplete refusal %+v", sql, ref)
 			}
 			return

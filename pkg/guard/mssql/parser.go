@@ -43,7 +43,7 @@ func (p *parser) run() (ref *contracts.Refusal) {
 	return nil
 }
 
-func (p *parser) fail(code, reason, fix string) {
+func (p *parser) fail(code contracts.Code, reason, fix string) {
 	panic(bail{guard.Refuse(code, reason, fix)})
 }
 

@@ -27,8 +27,8 @@ func TestHostileCorpus(t *testing.T) {
 		case ref == nil:
 			t.Errorf("%q passed (%+v), want %s", c.sql, st, c.code)
 		case ref.Code != c.code:
-			t.Errorf("%q: %s (%s), want %s", c.sql, ref.Code, ref.Reason, c.code)
-		case ref.Reason == "" || ref.Fix == "":
+			t.Errorf("%q: %s (%s), want %s", c.sql, ref.Code, ref.Message, c.code)
+		case ref.Message == "" || ref.Fix == "":
 			t.Errorf("%q: refusal without reason or fix: %+v", c.sql, ref)
 		}
 	}
@@ -37,7 +37,7 @@ func TestHostileCorpus(t *testing.T) {
 func TestValidCorpus(t *testing.T) {
 	for _, sql := range valid {
 		if _, ref := guard.Check(Reader{}, sql, policy); ref != nil {
-			t.Errorf("%q refused: %s: %s (fix: %s)", sql, ref.Code, ref.Reason, ref.Fix)
+			t.Errorf("%q refused: %s: %s (fix: %s)", sql, ref.Code, ref.Message, ref.Fix)
 		}
 	}
 }
@@ -47,13 +47,13 @@ func TestValidCorpus(t *testing.T) {
 func TestEveryCodeCovered(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range hostile {
-		seen[c.code] = true
+		seen[string(c.code)] = true
 	}
 	for _, code := range contracts.GuardRefusalCodes {
 		if code == contracts.RefuseEngineParse {
 			continue // the engine's own showplan gives it; see the executor
 		}
-		if !seen[code] {
+		if !seen[string(code)] {
 			t.Errorf("no hostile shape refused with %s", code)
 		}
 	}
@@ -184,7 +184,7 @@ func TestLexer(t *testing.T) {
 
 func TestRefusalNamesWhere(t *testing.T) {
 	_, ref := Reader{}.Read("SELECT a FROM dbo.t WHERE")
-	if ref == nil || ref.Code != contracts.RefuseUnparsable || !strings.Contains(ref.Reason, "byte") {
+	if ref == nil || ref.Code != contracts.RefuseUnparsable || !strings.Contains(ref.Message, "byte") {
 		t.Errorf("%+v: want unparsable naming where the reader stopped", ref)
 	}
 }

@@ -67,11 +67,11 @@ func TestBoundsThatBoundNothing(t *testing.T) {
 			_, ref := guard.Check(postgres.Reader{}, sql, postgrestest.Policy())
 			switch {
 			case c.real && ref != nil:
-				t.Errorf("%s: refused %s: %s", sql, ref.Code, ref.Reason)
+				t.Errorf("%s: refused %s: %s", sql, ref.Code, ref.Message)
 			case !c.real && ref == nil:
 				t.Errorf("%s: admitted; it reads every row", sql)
 			case !c.real && ref.Code != contracts.RefuseLargeTableUnbounded:
-				t.Errorf("%s: %s (%s), want large_table_unbounded", sql, ref.Code, ref.Reason)
+				t.Errorf("%s: %s (%s), want large_table_unbounded", sql, ref.Code, ref.Message)
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func TestBoundsThatBoundNothing(t *testing.T) {
 
 func TestVacuousBoundAsksForARealLimit(t *testing.T) {
 	_, ref := guard.Check(postgres.Reader{}, "SELECT * FROM events WHERE event_date >= '-infinity'::date", postgrestest.Policy())
-	if ref == nil || ref.Code != contracts.RefuseLargeTableUnbounded || !strings.Contains(ref.Fix, "real lower limit") || !strings.Contains(ref.Reason, "-infinity") {
+	if ref == nil || ref.Code != contracts.RefuseLargeTableUnbounded || !strings.Contains(ref.Fix, "real lower limit") || !strings.Contains(ref.Message, "-infinity") {
 		t.Errorf("'-infinity': %+v", ref)
 	}
 }

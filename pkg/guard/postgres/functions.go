@@ -86,7 +86,7 @@ var allowed = setOf(
 // family is a denied group of functions named by a prefix or a name. A
 // prefix ending in $ is a whole name ("xml$" is xml, not xmlagg).
 type family struct {
-	code   string
+	code   contracts.Code
 	prefix []string
 	reason string
 	fix    string

@@ -24,9 +24,9 @@ func TestReadIndexHostile(t *testing.T) {
 			continue
 		}
 		if ref.Code != c.Code {
-			t.Errorf("%s: refused %s (%s), want %s", c.Name, ref.Code, ref.Reason, c.Code)
+			t.Errorf("%s: refused %s (%s), want %s", c.Name, ref.Code, ref.Message, c.Code)
 		}
-		if ref.Reason == "" || ref.Fix == "" {
+		if ref.Message == "" || ref.Fix == "" {
 			t.Errorf("%s: refusal without reason or fix: %+v", c.Name, ref)
 		}
 	}
@@ -74,7 +74,7 @@ func FuzzReadIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sql string) {
 		ix, ref := Reader{}.ReadIndex(sql)
 		if ref != nil {
-			if ix != nil || ref.Code == "" || ref.Reason == "" || ref.Fix == "" {
+			if ix != nil || ref.Code == "" || ref.Message == "" || ref.Fix == "" {
 				t.Fatalf("%q: %+v, %+v", sql, ix, ref)
 			}
 			return

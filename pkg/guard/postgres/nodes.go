@@ -16,7 +16,8 @@ import (
 type nodeRule struct {
 	// code, reason and fix refuse the node wherever it is, when code is
 	// set.
-	code, reason, fix string
+	code        contracts.Code
+	reason, fix string
 	// since, when set, is the server_version_num from which the node's
 	// spelling is PostgreSQL grammar. The guard parses with PostgreSQL 17's
 	// grammar; an older server reads the same text as a call of the
@@ -152,7 +153,7 @@ var nodeRules = func() map[protoreflect.Name]nodeRule {
 
 // nodeRefusal is the refusal of node m under its kind's rule, or nil when
 // the walker may read it.
-func (w *walker) nodeRefusal(m protoreflect.Message) (code, reason, fix string, refused bool) {
+func (w *walker) nodeRefusal(m protoreflect.Message) (code contracts.Code, reason, fix string, refused bool) {
 	name := m.Descriptor().Name()
 	rule, known := nodeRules[name]
 	if !known {

@@ -19,16 +19,16 @@ func TestHostileCorpus(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, c := range postgrestest.Hostile {
-		seen[c.Code] = true
+		seen[string(c.Code)] = true
 		t.Run(c.Name, func(t *testing.T) {
 			st, ref := guard.Check(postgres.Reader{}, c.SQL, postgrestest.Policy())
 			if ref == nil {
 				t.Fatalf("passed %q as %+v; want refusal %s", c.SQL, st, c.Code)
 			}
 			if ref.Code != c.Code {
-				t.Fatalf("%q refused %s (%s); want %s", c.SQL, ref.Code, ref.Reason, c.Code)
+				t.Fatalf("%q refused %s (%s); want %s", c.SQL, ref.Code, ref.Message, c.Code)
 			}
-			if ref.Reason == "" || ref.Fix == "" {
+			if ref.Message == "" || ref.Fix == "" {
 				t.Fatalf("refusal %+v lacks a reason or a fix", ref)
 			}
 		})
@@ -37,7 +37,7 @@ func TestHostileCorpus(t *testing.T) {
 		if code == contracts.RefuseEngineParse {
 			continue // PostgreSQL's own parser is the guard's parser.
 		}
-		if !seen[code] {
+		if !seen[string(code)] {
 			t.Errorf("no hostile shape is refused %s", code)
 		}
 	}
@@ -47,7 +47,7 @@ func TestValidAnalytics(t *testing.T) {
 	for _, q := range postgrestest.Valid {
 		st, ref := guard.Check(postgres.Reader{}, q, postgrestest.Policy())
 		if ref != nil {
-			t.Errorf("refused %s (%s, fix: %s):\n%s", ref.Code, ref.Reason, ref.Fix, q)
+			t.Errorf("refused %s (%s, fix: %s):\n%s", ref.Code, ref.Message, ref.Fix, q)
 			continue
 		}
 		if st.Canonical == "" || st.Text == "" {
@@ -60,7 +60,7 @@ func read(t *testing.T, q string) *guard.Statement {
 	t.Helper()
 	st, ref := postgres.Reader{}.Read(q)
 	if ref != nil {
-		t.Fatalf("Read(%q) refused %s: %s", q, ref.Code, ref.Reason)
+		t.Fatalf("Read(%q) refused %s: %s", q, ref.Code, ref.Message)
 	}
 	return st
 }
@@ -247,7 +247,7 @@ func TestNoRefusalNamesMissingTools(t *testing.T) {
 			continue
 		}
 		for _, gone := range []string{"describe_table", "list_connections", "list_tables"} {
-			if strings.Contains(ref.Reason+ref.Fix, gone) {
+			if strings.Contains(ref.Message+ref.Fix, gone) {
 				t.Errorf("%s: refusal names %s, a tool the model does not have: %+v", c.Name, gone, ref)
 			}
 		}
@@ -414,44 +414,44 @@ func TestGrammarNewerThanTheServer(t *testing.T) {
 				t.Errorf("%s on server %d: %+v, want function_denied", c.Name, v, ref)
 				continue
 			}
-			if !strings.Contains(ref.Reason, "SQL/JSON syntax only from PostgreSQL") || ref.Fix == "" {
-				t.Errorf("%s on server %d: reason %q", c.Name, v, ref.Reason)
+			if !strings.Contains(ref.Message, "SQL/JSON syntax only from PostgreSQL") || ref.Fix == "" {
+				t.Errorf("%s on server %d: reason %q", c.Name, v, ref.Message)
 			}
-			if v == 150018 && !strings.Contains(ref.Reason, "PostgreSQL 15.18") {
-				t.Errorf("%s: reason %q does not name the server's version", c.Name, ref.Reason)
+			if v == 150018 && !strings.Contains(ref.Message, "PostgreSQL 15.18") {
+				t.Errorf("%s: reason %q does not name the server's version", c.Name, ref.Message)
 			}
 		}
 		if st, ref := guard.Check(postgres.Reader{ServerVersion: since}, c.SQL, postgrestest.Policy()); ref != nil {
-			t.Errorf("%s on server %d: refused %s (%s)", c.Name, since, ref.Code, ref.Reason)
+			t.Errorf("%s on server %d: refused %s (%s)", c.Name, since, ref.Code, ref.Message)
 		} else {
 			assertOneSelect(t, st.Canonical)
 		}
 	}
 	// The reason names the function an older server would call.
 	_, ref := postgres.Reader{ServerVersion: 150018}.Read(`SELECT json_value('{}', '$.a')`)
-	if ref == nil || !strings.Contains(ref.Reason, "a function named json_value") {
+	if ref == nil || !strings.Contains(ref.Message, "a function named json_value") {
 		t.Errorf("json_value: %+v", ref)
 	}
 	// What the admitted constructs hold is walked like any expression.
 	for _, c := range []struct{ sql, code string }{
-		{`SELECT JSON_OBJECTAGG(k VALUE id) FROM secret.keys`, contracts.RefuseTableNotReadable},
-		{`SELECT JSON_ARRAY(SELECT k FROM secret.keys)`, contracts.RefuseTableNotReadable},
-		{`SELECT JSON_VALUE('1', '$' RETURNING public.evil_domain)`, contracts.RefuseFunctionDenied},
-		{`SELECT JSON_QUERY('{}', '$' DEFAULT pg_sleep(1)::text::jsonb ON EMPTY)`, contracts.RefuseFunctionDenied},
-		{`SELECT JSON_EXISTS('{}', '$ ? (@ == $x)' PASSING pg_sleep(1) AS x)`, contracts.RefuseFunctionDenied},
-		{`SELECT JSON_SCALAR(nextval('s'))`, contracts.RefuseFunctionDenied},
-		{`SELECT JSON_OBJECT('a': current_setting('data_directory'))`, contracts.RefuseFunctionDenied},
-		{`SELECT MERGE_ACTION()`, contracts.RefuseFunctionDenied},
-		{`SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a int PATH '$'))`, contracts.RefuseTableFunction},
+		{`SELECT JSON_OBJECTAGG(k VALUE id) FROM secret.keys`, string(contracts.RefuseTableNotReadable)},
+		{`SELECT JSON_ARRAY(SELECT k FROM secret.keys)`, string(contracts.RefuseTableNotReadable)},
+		{`SELECT JSON_VALUE('1', '$' RETURNING public.evil_domain)`, string(contracts.RefuseFunctionDenied)},
+		{`SELECT JSON_QUERY('{}', '$' DEFAULT pg_sleep(1)::text::jsonb ON EMPTY)`, string(contracts.RefuseFunctionDenied)},
+		{`SELECT JSON_EXISTS('{}', '$ ? (@ == $x)' PASSING pg_sleep(1) AS x)`, string(contracts.RefuseFunctionDenied)},
+		{`SELECT JSON_SCALAR(nextval('s'))`, string(contracts.RefuseFunctionDenied)},
+		{`SELECT JSON_OBJECT('a': current_setting('data_directory'))`, string(contracts.RefuseFunctionDenied)},
+		{`SELECT MERGE_ACTION()`, string(contracts.RefuseFunctionDenied)},
+		{`SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a int PATH '$'))`, string(contracts.RefuseTableFunction)},
 	} {
-		if _, ref := guard.Check(postgres.Reader{ServerVersion: 170004}, c.sql, postgrestest.Policy()); ref == nil || ref.Code != c.code {
+		if _, ref := guard.Check(postgres.Reader{ServerVersion: 170004}, c.sql, postgrestest.Policy()); ref == nil || string(ref.Code) != c.code {
 			t.Errorf("%s on PostgreSQL 17: %+v, want %s", c.sql, ref, c.code)
 		}
 	}
 	read17 := func(q string) {
 		t.Helper()
 		if _, ref := guard.Check(postgres.Reader{ServerVersion: 170004}, q, postgrestest.Policy()); ref != nil {
-			t.Errorf("%s on PostgreSQL 17: refused %s (%s)", q, ref.Code, ref.Reason)
+			t.Errorf("%s on PostgreSQL 17: refused %s (%s)", q, ref.Code, ref.Message)
 		}
 	}
 	read17(`SELECT JSON_OBJECT('n': count(*) RETURNING jsonb), JSON_ARRAYAGG(amount ORDER BY id) FROM orders`)
@@ -486,7 +486,7 @@ func TestXMLRefusedAsUninterruptible(t *testing.T) {
 		`SELECT '<r/>' IS DOCUMENT`, `SELECT '<r/>'::xml`, `SELECT CAST('<r/>' AS pg_catalog.xml)`, `SELECT ARRAY['<r/>']::xml[]`,
 	} {
 		_, ref := postgres.Reader{ServerVersion: 170004}.Read(q)
-		if ref == nil || ref.Code != contracts.RefuseFunctionDenied || !strings.Contains(ref.Reason, "libxml2") {
+		if ref == nil || ref.Code != contracts.RefuseFunctionDenied || !strings.Contains(ref.Message, "libxml2") {
 			t.Errorf("%s: %+v, want function_denied naming libxml2", q, ref)
 		}
 	}

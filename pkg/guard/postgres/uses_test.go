@@ -11,7 +11,7 @@ func uses(t *testing.T, q string) postgres.Uses {
 	t.Helper()
 	_, u, ref := postgres.Reader{ServerVersion: 170000}.ReadUses(q)
 	if ref != nil {
-		t.Fatalf("ReadUses(%q) refused %s: %s", q, ref.Code, ref.Reason)
+		t.Fatalf("ReadUses(%q) refused %s: %s", q, ref.Code, ref.Message)
 	}
 	return u
 }

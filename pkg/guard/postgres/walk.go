@@ -126,7 +126,7 @@ type attrRef struct {
 	chain  []*scope
 }
 
-func (w *walker) refuse(code, reason, fix string) {
+func (w *walker) refuse(code contracts.Code, reason, fix string) {
 	if w.refusal == nil {
 		w.refusal = guard.Refuse(code, reason, fix)
 	}

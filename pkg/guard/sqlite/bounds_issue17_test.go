@@ -62,11 +62,11 @@ func TestBoundsThatBoundNothing(t *testing.T) {
 			_, ref := guard.Check(r, sql, policy)
 			switch {
 			case c.real && ref != nil:
-				t.Errorf("%s: refused %s: %s", sql, ref.Code, ref.Reason)
+				t.Errorf("%s: refused %s: %s", sql, ref.Code, ref.Message)
 			case !c.real && ref == nil:
 				t.Errorf("%s: admitted; it reads every row", sql)
 			case !c.real && ref.Code != contracts.RefuseLargeTableUnbounded:
-				t.Errorf("%s: %s (%s), want large_table_unbounded", sql, ref.Code, ref.Reason)
+				t.Errorf("%s: %s (%s), want large_table_unbounded", sql, ref.Code, ref.Message)
 			}
 		}
 	}

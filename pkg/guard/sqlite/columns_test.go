@@ -69,7 +69,7 @@ func TestNamesColumnRefs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			st, ref := Reader{}.Names(c.sql)
 			if ref != nil {
-				t.Fatalf("refused %s: %s", ref.Code, ref.Reason)
+				t.Fatalf("refused %s: %s", ref.Code, ref.Message)
 			}
 			if !st.ColumnsRead || st.Names != guard.NamesASCIIFold {
 				t.Fatalf("ColumnsRead %v, Names %v", st.ColumnsRead, st.Names)
@@ -99,7 +99,7 @@ func TestNamesNested(t *testing.T) {
 	for _, c := range cases {
 		st, ref := Reader{}.Names(c.sql)
 		if ref != nil {
-			t.Fatalf("%s: refused %s: %s", c.sql, ref.Code, ref.Reason)
+			t.Fatalf("%s: refused %s: %s", c.sql, ref.Code, ref.Message)
 		}
 		var got []bool
 		for _, sc := range st.Scopes {
@@ -141,7 +141,7 @@ func TestReadColumns(t *testing.T) {
 	for _, c := range cases {
 		st, ref := r.Read(c.sql)
 		if ref != nil {
-			t.Errorf("%s: refused %s: %s", c.sql, ref.Code, ref.Reason)
+			t.Errorf("%s: refused %s: %s", c.sql, ref.Code, ref.Message)
 			continue
 		}
 		if !st.ColumnsRead {
@@ -158,7 +158,7 @@ func TestReadColumns(t *testing.T) {
 	}
 	st, ref := r.Names(q)
 	if ref != nil {
-		t.Fatalf("Names refused %s: %s", ref.Code, ref.Reason)
+		t.Fatalf("Names refused %s: %s", ref.Code, ref.Message)
 	}
 	if got, want := st.Tables("main"), []string{"main.nosuch_table", "main.orders"}; !slices.Equal(got, want) {
 		t.Errorf("tables %q, want %q", got, want)

@@ -115,7 +115,7 @@ func TestCTEReadWithoutColumns(t *testing.T) {
 	for _, q := range cteReadsPass {
 		st, ref := guard.Check(r, q, ctePolicy)
 		if ref != nil {
-			t.Errorf("%q refused: %s: %s", q, ref.Code, ref.Reason)
+			t.Errorf("%q refused: %s: %s", q, ref.Code, ref.Message)
 			continue
 		}
 		for _, tb := range st.Tables("main") {
@@ -128,7 +128,7 @@ func TestCTEReadWithoutColumns(t *testing.T) {
 		_, ref := guard.Check(r, q, ctePolicy)
 		// Refused for the table itself, not by the second look for a table
 		// that appeared meanwhile.
-		if ref == nil || ref.Code != contracts.RefuseTableNotReadable || strings.Contains(ref.Reason, "appeared") {
+		if ref == nil || ref.Code != contracts.RefuseTableNotReadable || strings.Contains(ref.Message, "appeared") {
 			t.Errorf("%q: %+v, want %s", q, ref, contracts.RefuseTableNotReadable)
 		}
 	}
@@ -232,12 +232,12 @@ func TestCTETableAppearing(t *testing.T) {
 	if !swapped {
 		t.Fatal("c was never looked up")
 	}
-	if ref == nil || ref.Code != contracts.RefuseTableNotReadable || !strings.Contains(ref.Reason, "appeared") {
+	if ref == nil || ref.Code != contracts.RefuseTableNotReadable || !strings.Contains(ref.Message, "appeared") {
 		t.Fatalf("refusal %+v, want table_not_readable for a table that appeared", ref)
 	}
 	// Left alone, the table is found by the first look.
 	_, ref = r.Read(q)
-	if ref == nil || ref.Code != contracts.RefuseTableNotReadable || strings.Contains(ref.Reason, "appeared") {
+	if ref == nil || ref.Code != contracts.RefuseTableNotReadable || strings.Contains(ref.Message, "appeared") {
 		t.Fatalf("refusal %+v, want main.c not readable", ref)
 	}
 }

@@ -36,7 +36,7 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		st, ref := guard.Check(r, q, policy)
 		if ref != nil {
-			if ref.Code == "" || ref.Reason == "" {
+			if ref.Code == "" || ref.Message == "" {
 				t.Fatalf("%q: refusal without code or reason: %+v", q, ref)
 			}
 			return
@@ -70,7 +70,7 @@ func FuzzNames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		st, ref := Reader{}.Names(q)
 		if ref != nil {
-			if st != nil || ref.Code == "" || ref.Reason == "" {
+			if st != nil || ref.Code == "" || ref.Message == "" {
 				t.Fatalf("%q: refusal %+v with statement %+v", q, ref, st)
 			}
 			return

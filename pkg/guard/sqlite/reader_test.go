@@ -72,7 +72,10 @@ func reader(t testing.TB, db *sql.DB) Reader {
 }
 
 // hostile are statements the guard must refuse, each with its code.
-var hostile = []struct{ sql, code string }{
+var hostile = []struct {
+	sql  string
+	code contracts.Code
+}{
 	{"", contracts.RefuseEmpty},
 	{"  -- only a comment\n ;; /* and this */", contracts.RefuseEmpty},
 	{"select 1; delete from orders", contracts.RefuseNotOneStatement},
@@ -209,9 +212,9 @@ func TestHostileCorpus(t *testing.T) {
 			continue
 		}
 		if ref.Code != tc.code {
-			t.Errorf("%q: refused %s (%s), want %s", tc.sql, ref.Code, ref.Reason, tc.code)
+			t.Errorf("%q: refused %s (%s), want %s", tc.sql, ref.Code, ref.Message, tc.code)
 		}
-		if ref.Reason == "" || ref.Fix == "" {
+		if ref.Message == "" || ref.Fix == "" {
 			t.Errorf("%q: refusal without reason or fix: %+v", tc.sql, ref)
 		}
 	}
@@ -308,7 +311,7 @@ func TestAnalyticsPass(t *testing.T) {
 		}
 		st, ref := guard.Check(r, q, policy)
 		if ref != nil {
-			t.Errorf("%q refused: %s: %s (fix: %s)", q, ref.Code, ref.Reason, ref.Fix)
+			t.Errorf("%q refused: %s: %s (fix: %s)", q, ref.Code, ref.Message, ref.Fix)
 			continue
 		}
 		if st.Text == "" || st.Canonical == "" {
@@ -427,11 +430,11 @@ func TestNameRules(t *testing.T) {
 		_, ref := guard.Check(r, q, p)
 		switch {
 		case want == "" && ref != nil:
-			t.Errorf("%v: %q refused: %s: %s", p.Readable, q, ref.Code, ref.Reason)
+			t.Errorf("%v: %q refused: %s: %s", p.Readable, q, ref.Code, ref.Message)
 		case want != "" && ref == nil:
 			t.Errorf("%v: %q passed, want %s", p.Readable, q, want)
-		case want != "" && ref.Code != want:
-			t.Errorf("%v: %q refused %s (%s), want %s", p.Readable, q, ref.Code, ref.Reason, want)
+		case want != "" && string(ref.Code) != want:
+			t.Errorf("%v: %q refused %s (%s), want %s", p.Readable, q, ref.Code, ref.Message, want)
 		}
 	}
 	mixed := guard.Policy{Readable: []string{"Orders", "Customers", "genre"}, DefaultSchema: "main"}
@@ -467,7 +470,7 @@ func TestNameRules(t *testing.T) {
 		// A table-valued pragma's argument is known only when it runs: the
 		// executor's authorizer denies these then (see the executor's tests).
 	} {
-		check(mixed, q, contracts.RefuseTableNotReadable)
+		check(mixed, q, string(contracts.RefuseTableNotReadable))
 	}
 	// main.* is every user table of main, and none of SQLite's own.
 	star := guard.Policy{Readable: []string{"main.*"}, DefaultSchema: "main"}
@@ -475,19 +478,19 @@ func TestNameRules(t *testing.T) {
 	check(star, "select * from v_orders", "")
 	for _, q := range []string{"select * from sqlite_master", "select * from sqlite_schema", "select * from sqlite_sequence",
 		"select * from v_catalog", "pragma table_list", "select * from temp.sqlite_temp_master"} {
-		check(star, q, contracts.RefuseTableNotReadable)
+		check(star, q, string(contracts.RefuseTableNotReadable))
 	}
 	// No patterns: every user table, still none of SQLite's own.
 	none := guard.Policy{DefaultSchema: "main"}
 	check(none, "select * from secret", "")
-	check(none, "select * from sqlite_master", contracts.RefuseTableNotReadable)
+	check(none, "select * from sqlite_master", string(contracts.RefuseTableNotReadable))
 	// A pattern that names the catalog admits it, under any of its names.
 	named := guard.Policy{Readable: []string{"main.*", "sqlite_master"}, DefaultSchema: "main"}
 	for _, q := range []string{"select * from sqlite_master", "select * from SQLITE_SCHEMA", "select * from main.sqlite_schema",
 		"select * from v_catalog", "pragma table_list"} {
 		check(named, q, "")
 	}
-	check(named, "select * from sqlite_sequence", contracts.RefuseTableNotReadable)
+	check(named, "select * from sqlite_sequence", string(contracts.RefuseTableNotReadable))
 	// A pattern may name the schema table by its newer name.
 	newer := NormalizePolicy(guard.Policy{Readable: []string{"main.*", "main.SQLITE_SCHEMA"}, DefaultSchema: "main"})
 	for _, q := range []string{"select * from sqlite_schema", "select * from sqlite_master", "pragma table_list"} {

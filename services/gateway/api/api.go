@@ -54,31 +54,32 @@ const (
 	ContentTypeSSE = "text/event-stream"
 )
 
-// Error codes the HTTP layer adds to those in contracts.
+// Error codes the HTTP layer adds; each is declared in contracts with every
+// other code, and named here for the routes that answer it.
 const (
 	// CodeNotFound: no route matches the request's path.
-	CodeNotFound = "NOT_FOUND"
+	CodeNotFound = contracts.CodeNotFound
 	// CodeMethodNotAllowed: the path exists, the method does not.
-	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	CodeMethodNotAllowed = contracts.CodeMethodNotAllowed
 	// CodeModelCapabilityMissing: an agent run was refused because the
 	// capability probe established the model cannot do the job (422, with
 	// AgentModelRefusal's fields).
-	CodeModelCapabilityMissing = "MODEL_CAPABILITY_MISSING"
+	CodeModelCapabilityMissing = contracts.CodeModelCapabilityMissing
 	// CodeCORSOriginNotAllowed: a CORS preflight came from an origin the
 	// operator did not list (403).
-	CodeCORSOriginNotAllowed = "CORS_ORIGIN_NOT_ALLOWED"
+	CodeCORSOriginNotAllowed = contracts.CodeCORSOriginNotAllowed
 	// CodeUnsupportedMediaType: a request body not sent as
 	// application/json (415).
-	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	CodeUnsupportedMediaType = contracts.CodeUnsupportedMediaType
 	// CodeHostNotAllowed: a request whose Host names neither this machine
 	// nor a host the operator listed (403): a DNS-rebinding page's.
-	CodeHostNotAllowed = "HOST_NOT_ALLOWED"
+	CodeHostNotAllowed = contracts.CodeHostNotAllowed
 	// CodeOriginNotAllowed: a browser request from a page of another origin
 	// the operator did not list (403).
-	CodeOriginNotAllowed = "ORIGIN_NOT_ALLOWED"
+	CodeOriginNotAllowed = contracts.CodeOriginNotAllowed
 	// CodeRequestTimeout: a request body still arriving when the body
 	// deadline passed (408).
-	CodeRequestTimeout = "REQUEST_TIMEOUT"
+	CodeRequestTimeout = contracts.CodeRequestTimeout
 )
 
 // ErrorBody is every non-2xx answer: {"error":{"code":…,"message":…,"fix":…}}.

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"strings"
-
 	"github.com/sondehq/sonde/contracts"
 )
 
@@ -49,12 +47,6 @@ const (
 // answer within the statement's timeout and the gateway's grace (504): the
 // statement may have run, and may still be running (the gateway sends the
 // executor a cancel). A statement the database stopped at its timeout is
-// DB_TIMEOUT instead: it ran and was stopped. A read no executor received
-// is 503 UNAVAILABLE: it did not run.
-const CodeExecutorUnanswered = "EXECUTOR_UNANSWERED"
-
-// DBErrorCode is the error code of a database error of class c in an API
-// answer: DB_SYNTAX, DB_MISSING_OBJECT, DB_TIMEOUT, ….
-func DBErrorCode(c contracts.DBErrorClass) string {
-	return "DB_" + strings.ToUpper(strings.ReplaceAll(string(c), "-", "_"))
-}
+// db_timeout instead: it ran and was stopped. A read no executor received
+// is 503 unavailable: it did not run. Declared in contracts.
+const CodeExecutorUnanswered = contracts.CodeExecutorUnanswered

@@ -18,9 +18,9 @@ const TablesPageSize = 200
 const (
 	// CodeTableNotFound: no readable relation of the connection has that
 	// name (a relation the readable patterns hide is never named).
-	CodeTableNotFound = "TABLE_NOT_FOUND"
+	CodeTableNotFound = contracts.CodeTableNotFound
 	// CodeAmbiguousTable: the name matches relations in several schemas.
-	CodeAmbiguousTable = "AMBIGUOUS_TABLE"
+	CodeAmbiguousTable = contracts.CodeAmbiguousTable
 )
 
 // TablesPath is the path of the readable relations of connection connID.

@@ -60,8 +60,9 @@ func New(baseURL, token string, opts ...Option) *Client {
 type APIError struct {
 	// Status is the HTTP status code.
 	Status int
-	// Code is the stable error code (contracts.Code… or api.Code…).
-	Code    string
+	// Code is the stable error code, one of contracts.Codes (contracts.CodeHTTPStatus
+	// for an answer that was not the API's error shape).
+	Code    contracts.Code
 	Message string
 	Fix     string
 }
@@ -211,7 +212,7 @@ func decodeError(resp *http.Response) error {
 		e.Code, e.Message, e.Fix = body.Error.Code, body.Error.Message, body.Error.Fix
 		return e
 	}
-	e.Code = "HTTP_" + strconv.Itoa(resp.StatusCode)
+	e.Code = contracts.CodeHTTPStatus
 	e.Message = strings.TrimSpace(string(raw))
 	if e.Message == "" {
 		e.Message = http.StatusText(resp.StatusCode)

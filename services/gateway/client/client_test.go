@@ -19,7 +19,7 @@ func TestErrorsAndHeaders(t *testing.T) {
 		gotAuth, gotAccept = r.Header.Get("Authorization"), r.Header.Get("Accept")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":{"code":"UNAUTHORIZED","message":"a valid API token is required","fix":"send a token"}}`))
+		_, _ = w.Write([]byte(`{"error":{"code":"unauthorized","message":"a valid API token is required","fix":"send a token"}}`))
 	})
 	mux.HandleFunc("GET "+api.PathConnections, func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad gateway from a proxy", http.StatusBadGateway)
@@ -39,7 +39,7 @@ func TestErrorsAndHeaders(t *testing.T) {
 
 	// An answer that is not the API's shape still becomes an *APIError.
 	_, err = c.Connections(context.Background())
-	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway || ae.Code != "HTTP_502" || ae.Message != "bad gateway from a proxy" {
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway || ae.Code != contracts.CodeHTTPStatus || ae.Message != "bad gateway from a proxy" {
 		t.Fatalf("err = %#v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // *APIError with status 422 and the guard's code, or 503 with code
 // executor_busy or connection_unavailable when the same request may succeed
 // later; a database error one with status 502 or 504 and code
-// api.DBErrorCode(class). Cancelling ctx stops the statement at the
+// contracts.DBErrorClass.Code. Cancelling ctx stops the statement at the
 // database, not only the wait for it.
 func (c *Client) Query(ctx context.Context, req api.QueryRequest) (api.QueryResponse, error) {
 	var out api.QueryResponse

@@ -46,16 +46,41 @@ func structuredError(t *testing.T, res *mcp.CallToolResult) Error {
 		t.Fatalf("not a tool error: %+v", res)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
-	var e struct{ Error Error }
+	// The payload is the Problem as HTTP answers it, the status beside it:
+	// no other key, in the error or around it.
+	var shape map[string]map[string]json.RawMessage
+	var outer map[string]json.RawMessage
+	if json.Unmarshal(raw, &outer) != nil {
+		t.Fatalf("structured content is not an object: %s", raw)
+	}
+	for k := range outer {
+		if k != "error" && k != "status" {
+			t.Fatalf("structured content has key %q: %s", k, raw)
+		}
+	}
+	delete(outer, "status")
+	b, _ := json.Marshal(outer)
+	if json.Unmarshal(b, &shape) != nil {
+		t.Fatalf("error is not an object: %s", raw)
+	}
+	for k := range shape["error"] {
+		if k != "code" && k != "message" && k != "fix" {
+			t.Fatalf("error has key %q, want the Problem's code, message, fix: %s", k, raw)
+		}
+	}
+	var e struct {
+		Error  contracts.Problem
+		Status int
+	}
 	if err := json.Unmarshal(raw, &e); err != nil || e.Error.Code == "" {
 		t.Fatalf("tool error without a structured code: %s", raw)
 	}
-	return e.Error
+	return Error{Problem: e.Error, Status: e.Status}
 }
 
 // TestBadArgumentsAreToolErrors: arguments that are missing, of the wrong
 // type, out of bounds or unknown never reach the backend (there is none
-// here) and come back as INVALID_ARGUMENTS tool errors with a fix, never as
+// here) and come back as invalid_arguments tool errors with a fix, never as
 // protocol errors.
 func TestBadArgumentsAreToolErrors(t *testing.T) {
 	cs := connect(t, nil)
@@ -89,7 +114,7 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 			t.Fatalf("%s(%v): protocol error %v", c.tool, c.args, err)
 		}
 		e := structuredError(t, res)
-		if e.Code != CodeInvalidArguments || e.Reason == "" || e.Fix == "" {
+		if e.Code != CodeInvalidArguments || e.Message == "" || e.Fix == "" {
 			t.Errorf("%s(%v): %+v, want %s with a reason and a fix", c.tool, c.args, e, CodeInvalidArguments)
 		}
 	}
@@ -149,7 +174,7 @@ func TestInputSchemasDescribeEveryArgument(t *testing.T) {
 // fix and status; an unreachable gateway says so.
 func TestErrorClassification(t *testing.T) {
 	ae := &client.APIError{Status: http.StatusUnprocessableEntity, Code: "not_a_select", Message: "DELETE writes", Fix: "send a SELECT"}
-	if e := asError(fmt.Errorf("run_query: %w", ae)); *e != (Error{Code: "not_a_select", Reason: "DELETE writes", Fix: "send a SELECT", Status: 422}) {
+	if e := asError(fmt.Errorf("run_query: %w", ae)); *e != (Error{Problem: contracts.Problem{Code: "not_a_select", Message: "DELETE writes", Fix: "send a SELECT"}, Status: 422}) {
 		t.Fatalf("%+v", e)
 	}
 	_, err := client.New("http://127.0.0.1:1", "").Connections(context.Background())
@@ -213,7 +238,7 @@ func TestTextContentIsFenced(t *testing.T) {
 		if err := fencetest.Check(res.Content[0].(*mcp.TextContent).Text, 0); err != nil {
 			t.Fatalf("unfenced answer with %q: %v", h, err)
 		}
-		e := errorResult(&client.APIError{Status: 502, Code: "DB_MISSING_OBJECT", Message: "no such table: " + h, Fix: h})
+		e := errorResult(&client.APIError{Status: 502, Code: "db_missing_object", Message: "no such table: " + h, Fix: h})
 		if err := fencetest.Check(e.Content[0].(*mcp.TextContent).Text, 0); err != nil {
 			t.Fatalf("tool error with %q: %v\n%s", h, err, e.Content[0].(*mcp.TextContent).Text)
 		}
@@ -264,7 +289,7 @@ func idCalls(id string) map[string]map[string]any {
 }
 
 // TestIDsAreCheckedAtTheEdge: every tool refuses an id the one rule
-// (contracts.CheckID) refuses, as an INVALID_ID tool error with a reason
+// (contracts.CheckID) refuses, as an invalid_id tool error with a reason
 // and a fix, before any backend is called (there is none here: a call that
 // reached it would answer INTERNAL).
 func TestIDsAreCheckedAtTheEdge(t *testing.T) {
@@ -277,7 +302,7 @@ func TestIDsAreCheckedAtTheEdge(t *testing.T) {
 				t.Fatalf("%s with a %s id: protocol error %v", call, name, err)
 			}
 			e := structuredError(t, res)
-			if e.Code != contracts.CodeInvalidID || e.Reason == "" || e.Fix == "" || len(e.Reason) > 300 {
+			if e.Code != contracts.CodeInvalidID || e.Message == "" || e.Fix == "" || len(e.Message) > 300 {
 				t.Errorf("%s with a %s id: %+v, want %s with a short reason and a fix", call, name, e, contracts.CodeInvalidID)
 			}
 		}
@@ -296,7 +321,7 @@ func FuzzIDsAreCheckedAtTheEdge(f *testing.F) {
 	cs := connect(f, nil)
 	f.Fuzz(func(t *testing.T, id string) {
 		if strings.TrimSpace(id) == "" || !utf8.ValidString(id) {
-			return // empty: INVALID_ARGUMENTS; invalid UTF-8 cannot travel in JSON
+			return // empty: invalid_arguments; invalid UTF-8 cannot travel in JSON
 		}
 		for call, args := range idCalls(id) {
 			tool, _, _ := strings.Cut(call, " ")

@@ -16,7 +16,7 @@ import (
 type Case struct {
 	Name string
 	SQL  string
-	Code string
+	Code contracts.Code
 }
 
 // GrammarSince holds, by Case name, the hostile shapes that are refused

@@ -215,7 +215,7 @@ func TestOutOfMemoryIsTooLarge(t *testing.T) {
 	req.Timeout = 30 * time.Second
 	_, err = e.Read(context.Background(), req)
 	var ref *contracts.Refusal
-	if !errors.As(err, &ref) || ref.Code != contracts.RefuseResultTooLarge || !strings.Contains(ref.Reason, "memory_limit 64 MiB") {
+	if !errors.As(err, &ref) || ref.Code != contracts.RefuseResultTooLarge || !strings.Contains(ref.Message, "memory_limit 64 MiB") {
 		t.Fatalf("string_agg past the memory limit: %v, want result_too_large", err)
 	}
 }

@@ -437,8 +437,8 @@ func engineAgrees(conn *sql.Conn, stmt string, bound int, timeout time.Duration)
 		}
 		if n := s.NumInput(); n >= 0 && n != bound {
 			verdict = &contracts.Refusal{Code: contracts.RefuseBadRequest,
-				Reason: fmt.Sprintf("the statement has %d parameters and %d values were bound", n, bound),
-				Fix:    "bind exactly one value per parameter, in order ($1 or ? first)"}
+				Message: fmt.Sprintf("the statement has %d parameters and %d values were bound", n, bound),
+				Fix:     "bind exactly one value per parameter, in order ($1 or ? first)"}
 			return nil
 		}
 		cols, err = preparedColumns(s)

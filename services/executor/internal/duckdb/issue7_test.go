@@ -76,7 +76,7 @@ func TestLargeValuesBounded(t *testing.T) {
 	wg.Wait()
 	for _, err := range errs {
 		var ref *contracts.Refusal
-		if !errors.As(err, &ref) || ref.Code != contracts.RefuseResultTooLarge || !strings.Contains(ref.Reason, "repeat") {
+		if !errors.As(err, &ref) || ref.Code != contracts.RefuseResultTooLarge || !strings.Contains(ref.Message, "repeat") {
 			t.Errorf("repeat('x', 5e8): %v, want result_too_large", err)
 		}
 	}

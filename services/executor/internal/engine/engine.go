@@ -48,8 +48,8 @@ func (r Request) Repeated(fingerprint string) *contracts.Refusal {
 		return nil
 	}
 	return &contracts.Refusal{Code: contracts.RefuseAlreadyFailed,
-		Reason: "this statement (read canonically: layout, comments and keyword case aside) already failed at the database in this run",
-		Fix:    "change what the statement does, not how it is written, or report what you have"}
+		Message: "this statement (read canonically: layout, comments and keyword case aside) already failed at the database in this run",
+		Fix:     "change what the statement does, not how it is written, or report what you have"}
 }
 
 // Result is what one operation sent to the database and what came back.
@@ -215,6 +215,6 @@ func DescribeBound(rels []contracts.Relation) *contracts.Refusal {
 		return nil
 	}
 	return &contracts.Refusal{Code: contracts.RefuseBadRequest,
-		Reason: fmt.Sprintf("%d relations asked to be described at once; at most %d are", len(rels), contracts.DefaultInventoryObjects),
-		Fix:    "describe the relations in pages"}
+		Message: fmt.Sprintf("%d relations asked to be described at once; at most %d are", len(rels), contracts.DefaultInventoryObjects),
+		Fix:     "describe the relations in pages"}
 }

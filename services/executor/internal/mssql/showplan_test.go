@@ -60,7 +60,8 @@ var planPolicy = guard.Policy{
 
 func TestCheckPlan(t *testing.T) {
 	cases := []struct {
-		fixture, sql, code string
+		fixture, sql string
+		code         contracts.Code
 	}{
 		{"select_join.xml", "SELECT o.id, c.name FROM dbo.orders AS o JOIN dbo.customers AS c ON c.id = o.customer_id", ""},
 		{"select_constant.xml", "SELECT 1", ""},

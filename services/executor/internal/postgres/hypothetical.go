@@ -51,7 +51,7 @@ func (e *Engine) PlanHypothetical(ctx context.Context, req engine.Request) (engi
 		ref = guard.Apply(ix.Probe, p)
 	}
 	if ref != nil {
-		ref.Reason = "the hypothetical index: " + ref.Reason
+		ref.Message = "the hypothetical index: " + ref.Message
 		return engine.Result{}, sum, ref
 	}
 	st, uses, ref := e.guarded(req)
@@ -103,14 +103,14 @@ func (e *Engine) createHypothetical(ctx context.Context, conn *pgx.Conn, ix *pgg
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, &contracts.Refusal{Code: contracts.RefuseHypotheticalUnavailable,
-			Reason: "this PostgreSQL database has no hypopg extension, so a plan cannot be made with a hypothetical index",
-			Fix:    unavailableFix}
+			Message: "this PostgreSQL database has no hypopg extension, so a plan cannot be made with a hypothetical index",
+			Fix:     unavailableFix}
 	case err != nil:
 		return nil, err
 	case !executable:
 		return nil, &contracts.Refusal{Code: contracts.RefuseHypotheticalUnavailable,
-			Reason: "hypopg is installed in this database, but the connection's role may not execute hypopg_create_index and hypopg_reset",
-			Fix:    unavailableFix}
+			Message: "hypopg is installed in this database, but the connection's role may not execute hypopg_create_index and hypopg_reset",
+			Fix:     unavailableFix}
 	}
 	if err := e.checkUses(ctx, conn, &ix.Uses); err != nil {
 		return nil, err

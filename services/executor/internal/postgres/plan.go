@@ -36,8 +36,8 @@ func (e *Engine) guarded(req engine.Request) (*guard.Statement, pgguard.Uses, *c
 	}
 	if uses.Parameters != len(req.Params) {
 		return nil, uses, &contracts.Refusal{Code: contracts.RefuseBadRequest,
-			Reason: fmt.Sprintf("the statement has %d parameters and %d values were bound", uses.Parameters, len(req.Params)),
-			Fix:    "bind exactly one value per parameter: $1 is the first value, $2 the second"}
+			Message: fmt.Sprintf("the statement has %d parameters and %d values were bound", uses.Parameters, len(req.Params)),
+			Fix:     "bind exactly one value per parameter: $1 is the first value, $2 the second"}
 	}
 	return st, uses, nil
 }

@@ -144,7 +144,7 @@ func TestPlanGuardedAsRead(t *testing.T) {
 	}
 }
 
-func isRefusal(err error, code string) bool {
+func isRefusal(err error, code contracts.Code) bool {
 	var ref *contracts.Refusal
 	return errors.As(err, &ref) && ref.Code == code
 }

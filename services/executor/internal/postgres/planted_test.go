@@ -30,7 +30,7 @@ type plantedCase struct {
 	name  string
 	plant string // FILE is the marker file's path
 	reads []string
-	code  string
+	code  contracts.Code
 }
 
 var plantedCases = []plantedCase{
@@ -160,7 +160,7 @@ func TestPlantedObjectsRefused(t *testing.T) {
 					var ref *contracts.Refusal
 					if !errors.As(err, &ref) || ref.Code != c.code {
 						t.Errorf("%s (owner %v): %v, want refusal %s", q, owner, err, c.code)
-					} else if ref.Reason == "" || ref.Fix == "" || strings.Contains(ref.Reason, "secret") {
+					} else if ref.Message == "" || ref.Fix == "" || strings.Contains(ref.Message, "secret") {
 						t.Errorf("%s: refusal %+v: want a reason and a fix that name no hidden relation", q, ref)
 					}
 				}
@@ -259,7 +259,7 @@ func TestQualifiedUserFunctionCaughtByTheCatalog(t *testing.T) {
 	for _, e := range []*Engine{s.plantedEngine(t, false), s.plantedEngine(t, true)} {
 		_, err := e.runChecked(context.Background(), "SELECT sonde_evil.lower(1)", nil, req("", contracts.ProfileInspect), &objects{uses: uses})
 		var ref *contracts.Refusal
-		if !errors.As(err, &ref) || ref.Code != contracts.RefuseFunctionDenied || !strings.Contains(ref.Reason, "sonde_evil.lower") {
+		if !errors.As(err, &ref) || ref.Code != contracts.RefuseFunctionDenied || !strings.Contains(ref.Message, "sonde_evil.lower") {
 			t.Fatalf("sonde_evil.lower(1) past the guard: %v, want function_denied naming it", err)
 		}
 	}

@@ -347,15 +347,15 @@ func (e *Engine) relationReason(source, root string, t guard.Table) error {
 			return nil
 		}
 		return &contracts.Refusal{Code: contracts.RefuseTableNotReadable,
-			Reason: fmt.Sprintf("a table the statement names in %s resolves in this session to a table of another schema, which is not readable on this connection", root),
-			Fix:    "qualify the table with its schema"}
+			Message: fmt.Sprintf("a table the statement names in %s resolves in this session to a table of another schema, which is not readable on this connection", root),
+			Fix:     "qualify the table with its schema"}
 	case "child":
 		if e.policy.CanRead(guard.NamesExact, t) {
 			return nil
 		}
 		return &contracts.Refusal{Code: contracts.RefuseTableNotReadable,
-			Reason: fmt.Sprintf("%s has an inheritance child or partition that is not readable on this connection: reading %s reads that child's rows too", root, root),
-			Fix:    fix + "; the database's administrator can make the child readable (readable patterns, grants) or detach it"}
+			Message: fmt.Sprintf("%s has an inheritance child or partition that is not readable on this connection: reading %s reads that child's rows too", root, root),
+			Fix:     fix + "; the database's administrator can make the child readable (readable patterns, grants) or detach it"}
 	case "foreign":
 		if e.explicitlyReadable(t) {
 			return nil
@@ -367,12 +367,12 @@ func (e *Engine) relationReason(source, root string, t guard.Table) error {
 		}
 		if !e.policy.CanRead(guard.NamesExact, t) {
 			return &contracts.Refusal{Code: contracts.RefuseTableNotReadable,
-				Reason: fmt.Sprintf("%s reads a foreign table that is not readable on this connection", root),
-				Fix:    fix}
+				Message: fmt.Sprintf("%s reads a foreign table that is not readable on this connection", root),
+				Fix:     fix}
 		}
 		return &contracts.Refusal{Code: contracts.RefuseTableNotReadable,
-			Reason: fmt.Sprintf("%s is a foreign table%s: reading it runs its foreign-data wrapper (file_fdw can run a program on the database host), so it is read only when a readable pattern names it without a wildcard", quoted, via),
-			Fix:    fmt.Sprintf("read another table, or have the connection's readable patterns name %s.%s itself", t.Schema, t.Name)}
+			Message: fmt.Sprintf("%s is a foreign table%s: reading it runs its foreign-data wrapper (file_fdw can run a program on the database host), so it is read only when a readable pattern names it without a wildcard", quoted, via),
+			Fix:     fmt.Sprintf("read another table, or have the connection's readable patterns name %s.%s itself", t.Schema, t.Name)}
 	}
 	return nil
 }
@@ -384,48 +384,48 @@ func codeRefusal(source, rel, object string) *contracts.Refusal {
 	switch source {
 	case "view":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-			Reason: fmt.Sprintf("the view %s, which the statement reads, runs %s, user-defined in this database: only PostgreSQL's built-in functions and operators may run", rel, object),
-			Fix:    "read the tables the view reads instead, with built-in functions and operators"}
+			Message: fmt.Sprintf("the view %s, which the statement reads, runs %s, user-defined in this database: only PostgreSQL's built-in functions and operators may run", rel, object),
+			Fix:     "read the tables the view reads instead, with built-in functions and operators"}
 	case "policy":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-			Reason: fmt.Sprintf("%s has a row-level security policy that runs %s, user-defined in this database: only PostgreSQL's built-in functions and operators may run", rel, object),
-			Fix:    "read another table; the database's administrator can drop the policy or rewrite it with built-in functions"}
+			Message: fmt.Sprintf("%s has a row-level security policy that runs %s, user-defined in this database: only PostgreSQL's built-in functions and operators may run", rel, object),
+			Fix:     "read another table; the database's administrator can drop the policy or rewrite it with built-in functions"}
 	}
 	where := "a type the statement casts to"
 	if rel != "" {
 		where = "a type the view " + rel + " uses"
 	}
 	return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-		Reason: fmt.Sprintf("%s is a domain whose constraint runs %s, user-defined in this database: only PostgreSQL's built-in functions and operators may run", where, object),
-		Fix:    "cast to the domain's built-in base type instead"}
+		Message: fmt.Sprintf("%s is a domain whose constraint runs %s, user-defined in this database: only PostgreSQL's built-in functions and operators may run", where, object),
+		Fix:     "cast to the domain's built-in base type instead"}
 }
 
 func refusal(kind, name string) *contracts.Refusal {
 	switch kind {
 	case "function":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-			Reason: fmt.Sprintf("%s() may resolve to a user-defined function of this database: only PostgreSQL's built-in functions may run", name),
-			Fix:    "compute it with built-in functions and operators"}
+			Message: fmt.Sprintf("%s() may resolve to a user-defined function of this database: only PostgreSQL's built-in functions may run", name),
+			Fix:     "compute it with built-in functions and operators"}
 	case "cast":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-			Reason: fmt.Sprintf("the cast from %s is user-defined in this database: it runs a user function, and only PostgreSQL's built-in functions may run", name),
-			Fix:    "leave the cast out, or cast to another built-in type"}
+			Message: fmt.Sprintf("the cast from %s is user-defined in this database: it runs a user function, and only PostgreSQL's built-in functions may run", name),
+			Fix:     "leave the cast out, or cast to another built-in type"}
 	case "implicit cast":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-			Reason: fmt.Sprintf("this database has a user-defined implicit cast from %s: PostgreSQL may call its function wherever it converts a value, so no read runs while it exists", name),
-			Fix:    "nothing in the statement avoids it: the database's administrator must drop the cast (DROP CAST) or recreate it AS EXPLICIT (docs/executor-postgres.md)"}
+			Message: fmt.Sprintf("this database has a user-defined implicit cast from %s: PostgreSQL may call its function wherever it converts a value, so no read runs while it exists", name),
+			Fix:     "nothing in the statement avoids it: the database's administrator must drop the cast (DROP CAST) or recreate it AS EXPLICIT (docs/executor-postgres.md)"}
 	case "operator":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-			Reason: fmt.Sprintf("the operator %s, written or implied (CASE x WHEN, USING, NATURAL, IN, LIKE …), may resolve to a user-defined operator of this database: only PostgreSQL's built-in operators may run", name),
-			Fix:    "write the comparison or computation with built-in operators on built-in types, casting the operands to one type"}
+			Message: fmt.Sprintf("the operator %s, written or implied (CASE x WHEN, USING, NATURAL, IN, LIKE …), may resolve to a user-defined operator of this database: only PostgreSQL's built-in operators may run", name),
+			Fix:     "write the comparison or computation with built-in operators on built-in types, casting the operands to one type"}
 	case "opclass":
 		return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-			Reason: fmt.Sprintf("this database has a user-defined %s: sorting, grouping, DISTINCT, UNION, comparisons and casts to a range may run its support functions, and only PostgreSQL's built-in functions may run", name),
-			Fix:    "leave out the ordering, grouping, set operation, comparison or cast; the database's administrator can drop the operator class or family"}
+			Message: fmt.Sprintf("this database has a user-defined %s: sorting, grouping, DISTINCT, UNION, comparisons and casts to a range may run its support functions, and only PostgreSQL's built-in functions may run", name),
+			Fix:     "leave out the ordering, grouping, set operation, comparison or cast; the database's administrator can drop the operator class or family"}
 	}
 	return &contracts.Refusal{Code: contracts.RefuseFunctionDenied,
-		Reason: fmt.Sprintf("%s, written as an attribute (x.%s), is not a column of that table here and calls the function %s(x), which is not allowed", name, name, name),
-		Fix:    fmt.Sprintf("read a column: inspect_schema shows each table's columns; if %s is a column of a subquery, rename it there", name)}
+		Message: fmt.Sprintf("%s, written as an attribute (x.%s), is not a column of that table here and calls the function %s(x), which is not allowed", name, name, name),
+		Fix:     fmt.Sprintf("read a column: inspect_schema shows each table's columns; if %s is a column of a subquery, rename it there", name)}
 }
 
 func nonNil(s []string) []string {

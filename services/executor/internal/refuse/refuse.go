@@ -22,6 +22,6 @@ const (
 )
 
 // New returns a refusal.
-func New(code, reason, fix string) *contracts.Refusal {
-	return &contracts.Refusal{Code: code, Reason: reason, Fix: fix}
+func New(code contracts.Code, reason, fix string) *contracts.Refusal {
+	return &contracts.Refusal{Code: code, Message: reason, Fix: fix}
 }

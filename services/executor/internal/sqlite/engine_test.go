@@ -82,7 +82,7 @@ func objects(t *testing.T, path string) string {
 	return s
 }
 
-func wantRefusal(t *testing.T, err error, code string) {
+func wantRefusal(t *testing.T, err error, code contracts.Code) {
 	t.Helper()
 	var r *contracts.Refusal
 	if !errors.As(err, &r) || r.Code != code {
@@ -194,14 +194,14 @@ func TestWritesRefused(t *testing.T) {
 		wantRefusal(t, err, refuse.NotASelect)
 	}
 	for q, code := range map[string]string{
-		"with d as (select 1) delete from t":                     refuse.NotASelect,
-		"with d as (select 1) insert into t(id) select * from d": refuse.NotASelect,
-		"with d as (select 1) update t set name = 'x'":           refuse.NotASelect,
-		"select * from pragma_compile_options":                   contracts.RefuseTableFunction,
-		"select load_extension('evil')":                          contracts.RefuseFunctionDenied,
+		"with d as (select 1) delete from t":                     string(refuse.NotASelect),
+		"with d as (select 1) insert into t(id) select * from d": string(refuse.NotASelect),
+		"with d as (select 1) update t set name = 'x'":           string(refuse.NotASelect),
+		"select * from pragma_compile_options":                   string(contracts.RefuseTableFunction),
+		"select load_extension('evil')":                          string(contracts.RefuseFunctionDenied),
 	} {
 		_, err := read(t, e, q)
-		wantRefusal(t, err, code)
+		wantRefusal(t, err, contracts.Code(code))
 	}
 	if after := objects(t, path); after != before {
 		t.Fatalf("catalog changed: %s -> %s", before, after)

@@ -524,13 +524,13 @@ func TestGuard(t *testing.T) {
 		t.Errorf("a readable join: %+v, %v", st, ref)
 	}
 	for q, code := range map[string]string{
-		"DELETE FROM child":          contracts.RefuseNotASelect,
-		"SELECT * FROM solo":         contracts.RefuseTableNotReadable,
-		"SELECT * FROM nowhere":      contracts.RefuseUnparsable,
-		"SELECT 1; SELECT 2":         contracts.RefuseNotOneStatement,
-		"SELECT load_extension('x')": contracts.RefuseFunctionDenied,
+		"DELETE FROM child":          string(contracts.RefuseNotASelect),
+		"SELECT * FROM solo":         string(contracts.RefuseTableNotReadable),
+		"SELECT * FROM nowhere":      string(contracts.RefuseUnparsable),
+		"SELECT 1; SELECT 2":         string(contracts.RefuseNotOneStatement),
+		"SELECT load_extension('x')": string(contracts.RefuseFunctionDenied),
 	} {
-		if _, ref := r.Read(q); ref == nil || ref.Code != code {
+		if _, ref := r.Read(q); ref == nil || string(ref.Code) != code {
 			t.Errorf("%s: %+v, want %s", q, ref, code)
 		}
 	}

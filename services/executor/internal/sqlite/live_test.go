@@ -47,63 +47,63 @@ type hostileShape struct {
 // hostileShapes run against a real file: each ends as it says, and the
 // file's bytes stay what they were.
 var hostileShapes = []hostileShape{
-	{"delete from t", contracts.RefuseNotASelect},
-	{"insert into t(id) values (9)", contracts.RefuseNotASelect},
-	{"replace into t(id) values (1)", contracts.RefuseNotASelect},
-	{"update t set name = 'x'", contracts.RefuseNotASelect},
-	{"drop table t", contracts.RefuseNotASelect},
-	{"create table x(a)", contracts.RefuseNotASelect},
-	{"create index t_name on t(name)", contracts.RefuseNotASelect},
-	{"alter table t add column c", contracts.RefuseNotASelect},
-	{"vacuum", contracts.RefuseNotASelect},
-	{"vacuum into 'copy.db'", contracts.RefuseNotASelect},
-	{"reindex", contracts.RefuseNotASelect},
-	{"analyze", contracts.RefuseNotASelect},
-	{"attach database 'other.db' as o", contracts.RefuseNotASelect},
-	{"pragma writable_schema = 1", contracts.RefuseNotASelect},
-	{"pragma query_only = 0; delete from t", contracts.RefuseNotASelect},
-	{"pragma journal_mode = delete", contracts.RefuseNotASelect},
-	{"pragma user_version = 7", contracts.RefuseNotASelect},
-	{"begin immediate", contracts.RefuseNotASelect},
-	{"select 1; delete from t", contracts.RefuseNotOneStatement},
-	{"select 1 /* ; */ ; drop table t", contracts.RefuseNotOneStatement},
-	{"with d as (select 1) delete from t", contracts.RefuseNotASelect},
-	{"with d as (select 1) insert into t(id) select 9 from d", contracts.RefuseNotASelect},
-	{"with d as (select 1) update t set name = 'x'", contracts.RefuseNotASelect},
-	{"select load_extension('evil')", contracts.RefuseFunctionDenied},
-	{"select writefile('x', 'y')", contracts.RefuseFunctionDenied},
-	{"select * from sqlite_dbpage", contracts.RefuseTableFunction},
-	{"select * from dbstat", contracts.RefuseTableFunction},
-	{"select * from pragma_compile_options", contracts.RefuseTableFunction},
-	{"select $a(x; delete from t)", contracts.RefuseUnparsable},
-	{"create temp table x(a)", contracts.RefuseNotASelect},
-	{"create trigger tr after insert on t begin delete from t; end", contracts.RefuseNotASelect},
-	{"savepoint s", contracts.RefuseNotASelect},
-	{"select 'a'; vacuum", contracts.RefuseNotOneStatement},
+	{"delete from t", string(contracts.RefuseNotASelect)},
+	{"insert into t(id) values (9)", string(contracts.RefuseNotASelect)},
+	{"replace into t(id) values (1)", string(contracts.RefuseNotASelect)},
+	{"update t set name = 'x'", string(contracts.RefuseNotASelect)},
+	{"drop table t", string(contracts.RefuseNotASelect)},
+	{"create table x(a)", string(contracts.RefuseNotASelect)},
+	{"create index t_name on t(name)", string(contracts.RefuseNotASelect)},
+	{"alter table t add column c", string(contracts.RefuseNotASelect)},
+	{"vacuum", string(contracts.RefuseNotASelect)},
+	{"vacuum into 'copy.db'", string(contracts.RefuseNotASelect)},
+	{"reindex", string(contracts.RefuseNotASelect)},
+	{"analyze", string(contracts.RefuseNotASelect)},
+	{"attach database 'other.db' as o", string(contracts.RefuseNotASelect)},
+	{"pragma writable_schema = 1", string(contracts.RefuseNotASelect)},
+	{"pragma query_only = 0; delete from t", string(contracts.RefuseNotASelect)},
+	{"pragma journal_mode = delete", string(contracts.RefuseNotASelect)},
+	{"pragma user_version = 7", string(contracts.RefuseNotASelect)},
+	{"begin immediate", string(contracts.RefuseNotASelect)},
+	{"select 1; delete from t", string(contracts.RefuseNotOneStatement)},
+	{"select 1 /* ; */ ; drop table t", string(contracts.RefuseNotOneStatement)},
+	{"with d as (select 1) delete from t", string(contracts.RefuseNotASelect)},
+	{"with d as (select 1) insert into t(id) select 9 from d", string(contracts.RefuseNotASelect)},
+	{"with d as (select 1) update t set name = 'x'", string(contracts.RefuseNotASelect)},
+	{"select load_extension('evil')", string(contracts.RefuseFunctionDenied)},
+	{"select writefile('x', 'y')", string(contracts.RefuseFunctionDenied)},
+	{"select * from sqlite_dbpage", string(contracts.RefuseTableFunction)},
+	{"select * from dbstat", string(contracts.RefuseTableFunction)},
+	{"select * from pragma_compile_options", string(contracts.RefuseTableFunction)},
+	{"select $a(x; delete from t)", string(contracts.RefuseUnparsable)},
+	{"create temp table x(a)", string(contracts.RefuseNotASelect)},
+	{"create trigger tr after insert on t begin delete from t; end", string(contracts.RefuseNotASelect)},
+	{"savepoint s", string(contracts.RefuseNotASelect)},
+	{"select 'a'; vacuum", string(contracts.RefuseNotOneStatement)},
 	// SQLite's own catalog is readable only when a pattern names it.
-	{"select * from sqlite_master", contracts.RefuseTableNotReadable},
-	{"select * from SQLITE_SCHEMA", contracts.RefuseTableNotReadable},
+	{"select * from sqlite_master", string(contracts.RefuseTableNotReadable)},
+	{"select * from SQLITE_SCHEMA", string(contracts.RefuseTableNotReadable)},
 	{"select * from main.sqlite_temp_master", "db:" + string(contracts.DBMissingObject)},
-	{"pragma table_list", contracts.RefuseTableNotReadable},
+	{"pragma table_list", string(contracts.RefuseTableNotReadable)},
 	{"select name from pragma_table_list", "db:" + string(contracts.DBPermission)},
 	{"select name from pragma_table_info('sqlite_master')", "db:" + string(contracts.DBPermission)},
-	{"SELEC 1", contracts.RefuseUnparsable},
-	{"selec * from t; delete from t", contracts.RefuseUnparsable},
+	{"SELEC 1", string(contracts.RefuseUnparsable)},
+	{"selec * from t; delete from t", string(contracts.RefuseUnparsable)},
 	// A catalog read without a column, beside a CTE of its name.
-	{"select count(*) from sqlite_master, (with sqlite_master as (select 1) select 1 from sqlite_master)", contracts.RefuseTableNotReadable},
-	{"with sqlite_master as (select 1) select count(*) from main.sqlite_master", contracts.RefuseTableNotReadable},
-	{"select (with sqlite_schema as (select 1) select count(*) from sqlite_schema) from sqlite_master", contracts.RefuseTableNotReadable},
+	{"select count(*) from sqlite_master, (with sqlite_master as (select 1) select 1 from sqlite_master)", string(contracts.RefuseTableNotReadable)},
+	{"with sqlite_master as (select 1) select count(*) from main.sqlite_master", string(contracts.RefuseTableNotReadable)},
+	{"select (with sqlite_schema as (select 1) select count(*) from sqlite_schema) from sqlite_master", string(contracts.RefuseTableNotReadable)},
 	// Work SQLite cannot interrupt inside one step, and aggregates that grow
 	// past what a read may hold (issue 17, items 4 and 5).
-	{"SELECT hex(zeroblob(400000)) LIKE '%' || hex(zeroblob(20000)) || '1%'", contracts.RefuseTooComplex},
-	{"select printf('%.*c', 500000, 'a') glob '*' || printf('%.*c', 20000, 'a') || 'b*'", contracts.RefuseTooComplex},
-	{"select instr(hex(zeroblob(500000)), hex(zeroblob(250000)) || '1')", contracts.RefuseTooComplex},
-	{"select replace(hex(zeroblob(500000)), hex(zeroblob(250000)) || '1', 'x')", contracts.RefuseTooComplex},
-	{"with b(s, n) as (select hex(zeroblob(500000)), hex(zeroblob(250000)) || '1') select instr(s, n) from b", contracts.RefuseTooComplex},
+	{"SELECT hex(zeroblob(400000)) LIKE '%' || hex(zeroblob(20000)) || '1%'", string(contracts.RefuseTooComplex)},
+	{"select printf('%.*c', 500000, 'a') glob '*' || printf('%.*c', 20000, 'a') || 'b*'", string(contracts.RefuseTooComplex)},
+	{"select instr(hex(zeroblob(500000)), hex(zeroblob(250000)) || '1')", string(contracts.RefuseTooComplex)},
+	{"select replace(hex(zeroblob(500000)), hex(zeroblob(250000)) || '1', 'x')", string(contracts.RefuseTooComplex)},
+	{"with b(s, n) as (select hex(zeroblob(500000)), hex(zeroblob(250000)) || '1') select instr(s, n) from b", string(contracts.RefuseTooComplex)},
 	{"with recursive r(s) as (select hex(zeroblob(500000)) union all select s from r) select count(*) from r where s like '%" + strings.Repeat("0", 20000) + "1%'", "db:" + string(contracts.DBOther)},
-	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(json_group_array(hex(zeroblob(500000)))) from c", "ran:" + contracts.RefuseResultTooLarge},
-	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(json_group_object(x, hex(zeroblob(500000)))) from c", "ran:" + contracts.RefuseResultTooLarge},
-	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(jsonb_group_array(hex(zeroblob(500000)))) from c", "ran:" + contracts.RefuseResultTooLarge},
+	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(json_group_array(hex(zeroblob(500000)))) from c", "ran:" + string(contracts.RefuseResultTooLarge)},
+	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(json_group_object(x, hex(zeroblob(500000)))) from c", "ran:" + string(contracts.RefuseResultTooLarge)},
+	{"with recursive c(x) as (select 1 union all select x + 1 from c where x < 700) select length(jsonb_group_array(hex(zeroblob(500000)))) from c", "ran:" + string(contracts.RefuseResultTooLarge)},
 }
 
 func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
@@ -130,11 +130,11 @@ func TestHostileCorpusLeavesFileUnchanged(t *testing.T) {
 			if raceEnabled && errors.As(err, &dbErr) && dbErr.Class == contracts.DBTimeout {
 				break // the race detector slows SQLite's code past the deadline before the limit is reached
 			}
-			if !errors.As(err, &ref) || ref.Code != limit {
+			if !errors.As(err, &ref) || string(ref.Code) != limit {
 				t.Errorf("%q: %v, want the refusal %s of a limit SQLite holds while it runs", c.sql, err, limit)
 			}
 		case !atRunTime:
-			if !errors.As(err, &ref) || ref.Code != c.want {
+			if !errors.As(err, &ref) || string(ref.Code) != c.want {
 				t.Errorf("%q: %v, want the guard's refusal %s", c.sql, err, c.want)
 			} else if res.Statements != 0 {
 				t.Errorf("%q: refused after %d statements ran", c.sql, res.Statements)

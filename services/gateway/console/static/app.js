@@ -265,7 +265,7 @@
       location.hash = 'run=' + encodeURIComponent(r.runId);
       loadHistory(true);
     } catch (err) {
-      if (err.status === 422 && mode === 'agent' && (err.code === 'MODEL_CAPABILITY_MISSING' || Array.isArray(err.body.missing))) {
+      if (err.status === 422 && mode === 'agent' && (err.code === 'model_capability_missing' || Array.isArray(err.body.missing))) {
         out.appendChild(refusedModel(err));
       } else if (err.status !== 401) {
         out.appendChild(errorBlock(err));

@@ -46,7 +46,7 @@ func handover(ctx context.Context, out, errOut io.Writer, o runsOptions, runID s
 	if errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusUnprocessableEntity) {
 		// Nothing was replayed, and the answer says why: the gate's
 		// warning, a run without an answer, or the guard's refusal.
-		return printRefusal(out, errOut, o.jsonOut, &contracts.Refusal{Code: ae.Code, Reason: ae.Message, Fix: ae.Fix})
+		return printRefusal(out, errOut, o.jsonOut, &contracts.Refusal{Code: ae.Code, Message: ae.Message, Fix: ae.Fix})
 	}
 	if err != nil {
 		return remoteError(o.server, err)

@@ -284,14 +284,14 @@ func TestMCPToolsOverBothTransports(t *testing.T) {
 			}{
 				{"run_query", map[string]any{"connection_id": "demo", "sql": "DELETE FROM orders"}, contracts.RefuseNotASelect},
 				{"run_query", map[string]any{"connection_id": "nowhere", "sql": "SELECT 1"}, contracts.CodeUnknownConnection},
-				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT 1", "limit": 5000}, "INVALID_ARGUMENTS"},
-				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT 1", "limt": 5}, "INVALID_ARGUMENTS"},
-				{"run_query", map[string]any{"connection_id": "demo", "sql": 7}, "INVALID_ARGUMENTS"},
-				{"run_query", map[string]any{"connection_id": "demo"}, "INVALID_ARGUMENTS"},
-				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT ?", "params": []any{map[string]any{"a": 1}}}, "INVALID_ARGUMENTS"},
-				{"list_tables", map[string]any{}, "INVALID_ARGUMENTS"},
+				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT 1", "limit": 5000}, "invalid_arguments"},
+				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT 1", "limt": 5}, "invalid_arguments"},
+				{"run_query", map[string]any{"connection_id": "demo", "sql": 7}, "invalid_arguments"},
+				{"run_query", map[string]any{"connection_id": "demo"}, "invalid_arguments"},
+				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT ?", "params": []any{map[string]any{"a": 1}}}, "invalid_arguments"},
+				{"list_tables", map[string]any{}, "invalid_arguments"},
 				{"get_run", map[string]any{"run_id": "01NOSUCHRUN"}, ""},
-				{"get_run", map[string]any{"run_id": "x", "wait_seconds": 9999}, "INVALID_ARGUMENTS"},
+				{"get_run", map[string]any{"run_id": "x", "wait_seconds": 9999}, "invalid_arguments"},
 				{"start_investigation", map[string]any{"connection_id": "demo", "objective": "x", "workflow": "world-domination"}, contracts.CodeUnknownWorkflow},
 			}
 			for _, b := range bad {
@@ -354,7 +354,7 @@ func TestMCPToolsOverBothTransports(t *testing.T) {
 
 // TestMCPRefusesWithoutToken: with tokens configured, /mcp answers 401
 // without one, and `sonde mcp` without one connects but every tool answers
-// UNAUTHORIZED as a tool error.
+// unauthorized as a tool error.
 func TestMCPRefusesWithoutToken(t *testing.T) {
 	s := stacktest.Start(t, stacktest.Options{NoOrchestrator: true, Tokens: map[string]contracts.Actor{mcpToken: {ID: "mcp-user", Role: contracts.RoleMember}}})
 	for _, tok := range []string{"", "tok-wrong"} {
@@ -616,7 +616,7 @@ func wantToolErrorResult(t *testing.T, res *mcp.CallToolResult) *mcp.CallToolRes
 
 // TestMCPHostileIDsAreToolErrors sends every tool that takes an id one of
 // about 4 KB, wildcards, dots and a NUL, over each transport against a
-// whole stack: each is a clear INVALID_ID tool error (the id reaches no
+// whole stack: each is a clear invalid_id tool error (the id reaches no
 // subject), and the next ordinary call still works.
 func TestMCPHostileIDsAreToolErrors(t *testing.T) {
 	s := stacktest.Start(t, stacktest.Options{})

@@ -174,7 +174,7 @@ func TestMCPWithTheTypeScriptClient(t *testing.T) {
 				t.Fatalf("run_query: %+v", q)
 			}
 			refused("refused", contracts.RefuseNotASelect)
-			refused("bad_args", "INVALID_ARGUMENTS")
+			refused("bad_args", "invalid_arguments")
 			ok("start_investigation")
 			var run struct {
 				Finished bool `json:"finished"`

@@ -157,9 +157,9 @@ sonde explain reads a statement's plan over a gateway.
 			}
 			if conn == nil {
 				return printRefusal(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.jsonOut, &contracts.Refusal{
-					Code:   contracts.RefuseUnknownConnection,
-					Reason: fmt.Sprintf("%s has no connection %q", o.connections, o.connection),
-					Fix:    "name one of the ids in the connections file: " + connectionIDs(conns)})
+					Code:    contracts.RefuseUnknownConnection,
+					Message: fmt.Sprintf("%s has no connection %q", o.connections, o.connection),
+					Fix:     "name one of the ids in the connections file: " + connectionIDs(conns)})
 			}
 			return inspect(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), *conn, contracts.OpRead, h.sql, o.inspectOptions)
 		},
@@ -341,9 +341,7 @@ func inspect(ctx context.Context, out, errOut io.Writer, conn connections.Connec
 		return printRefusal(out, errOut, o.jsonOut, reply.Refusal)
 	case contracts.ExecError:
 		if o.jsonOut {
-			writeJSON(out, struct {
-				Error *contracts.DBError `json:"error"`
-			}{reply.Error})
+			writeJSON(out, api.ErrorBody{Error: contracts.Problem{Code: reply.Error.Class.Code(), Message: reply.Error.Message}})
 		} else {
 			fmt.Fprintf(errOut, "database error (%s): %s\n", reply.Error.Class, reply.Error.Message)
 		}
@@ -376,11 +374,13 @@ func inspect(ctx context.Context, out, errOut io.Writer, conn connections.Connec
 }
 
 // printRefusal prints a refusal and answers exit status 2 (ExitRefused).
+// --json prints it as the HTTP API answers an error:
+// {"error":{"code","message","fix"}}.
 func printRefusal(out, errOut io.Writer, jsonOut bool, r *contracts.Refusal) error {
 	if jsonOut {
-		writeJSON(out, r)
+		writeJSON(out, api.ErrorBody{Error: *r})
 	} else {
-		fmt.Fprintf(errOut, "refused (%s): %s\nfix: %s\n", r.Code, r.Reason, r.Fix)
+		fmt.Fprintf(errOut, "refused (%s): %s\nfix: %s\n", r.Code, r.Message, r.Fix)
 	}
 	return &exitError{code: ExitRefused}
 }

@@ -182,12 +182,12 @@ func TestQueryHTTP(t *testing.T) {
 		t.Errorf("refusal: %v", err)
 	}
 	_, err = c.Query(ctx, api.QueryRequest{ConnectionID: "demo", SQL: "select nope from orders"})
-	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway || ae.Code != "DB_MISSING_OBJECT" {
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway || ae.Code != "db_missing_object" {
 		t.Errorf("database error: %v", err)
 	}
 	_, err = c.Query(ctx, api.QueryRequest{ConnectionID: "demo", TimeoutMs: 20,
 		SQL: "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"})
-	if !errors.As(err, &ae) || ae.Status != http.StatusGatewayTimeout || ae.Code != "DB_TIMEOUT" {
+	if !errors.As(err, &ae) || ae.Status != http.StatusGatewayTimeout || ae.Code != "db_timeout" {
 		t.Errorf("timeout: %v", err)
 	}
 	_, err = c.Query(ctx, api.QueryRequest{ConnectionID: "nope", SQL: "select 1"})

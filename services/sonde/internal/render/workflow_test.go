@@ -31,7 +31,7 @@ func artifacts(arts ...contracts.Artifact) Source {
 				return a, nil
 			}
 		}
-		return contracts.Artifact{}, errors.New("sonde api: 404 ARTIFACT_NOT_FOUND: artifact " + id + " expired")
+		return contracts.Artifact{}, errors.New("sonde api: 404 artifact_not_found: artifact " + id + " expired")
 	}
 }
 
@@ -184,7 +184,7 @@ func TestPrintWorkflowReadings(t *testing.T) {
 		" 2. slow-queries, artifact c-7, 0 rows: a moment, not a history",
 		"no rows: nothing to report of this kind (columns query, calls, total_ms, mean_ms, rows)",
 		" 3. health in schema main, artifact c-8, 1 rows",
-		"rows not available: sonde api: 404 ARTIFACT_NOT_FOUND: artifact c-8 expired",
+		"rows not available: sonde api: 404 artifact_not_found: artifact c-8 expired",
 	)
 	if strings.Contains(out, "storage") {
 		t.Errorf("a refused reading was printed as one:\n%s", out)
@@ -269,7 +269,7 @@ func TestPrintWorkflowAnswer(t *testing.T) {
 	wantAll(t, out, "rows not fetched: read them with GET /api/agent/runs/run-3/artifacts/c-9",
 		"Handover: none (the run was not started with --auto-execute)")
 	out = printed(table, artifacts())
-	wantAll(t, out, "rows not available: sonde api: 404 ARTIFACT_NOT_FOUND")
+	wantAll(t, out, "rows not available: sonde api: 404 artifact_not_found")
 }
 
 // hostile is attacker text: line breaks that forge output, an ANSI escape
