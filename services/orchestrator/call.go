@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/exectext"
 	"github.com/sondehq/sonde/pkg/fence"
-	"github.com/sondehq/sonde/pkg/policy"
 )
 
 // Refusal codes of the run loop (the guard's own codes come from executors).
@@ -391,14 +389,24 @@ func refusedAfterRepairs(tools []string) string {
 	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1] + " are"
 }
 
-// stillAnswers says, in format, that inspect_schema still answers when the
-// run has it (the server writes its query: it is never a repair); "" when
-// the run has no such tool.
+// stillAnswers says, in format, which of the run's tools still reach the
+// database once its repairs are spent: those whose entry does not bind them
+// (inspect_schema: the server writes its query, it is never a repair); ""
+// when the run has none.
 func stillAnswers(tools []string, format string) string {
-	if !slices.Contains(tools, policy.ToolInspectSchema) {
-		return ""
+	var free []string
+	for _, t := range tools {
+		if e, ok := toolTable[t]; ok && e.step != nil && !e.repairBound {
+			free = append(free, t)
+		}
 	}
-	return fmt.Sprintf(format, policy.ToolInspectSchema+" still answers")
+	switch len(free) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(format, free[0]+" still answers")
+	}
+	return fmt.Sprintf(format, strings.Join(free, " and ")+" still answer")
 }
 
 func plural(n int, word string) string {
