@@ -352,5 +352,5 @@ func TestProfileUnsupportedEngine(t *testing.T) {
 	}
 	s := newService(t, Config{})
 	reply := s.profileOp(context.Background(), e, &contracts.ExecRequest{Table: "orders"}, engine.Request{})
-	wantRefusal(t, reply, string(refuse.Unsupported))
+	wantRefusal(t, shown(contracts.OpProfile, contracts.ExecRequest{Table: "orders"}, reply), string(refuse.Unsupported))
 }
