@@ -15,3 +15,5 @@ m profile-free-after-repairs "$orch" 'TestModelVisibleWorkflowRules' - \
 	services/orchestrator/tool_profile_table.go 'repairBound: true,' 'repairBound: false,'
 m schema-read-bound-by-repairs "$orch" 'TestDriveRefusesPastTheRepairBudget' - \
 	services/orchestrator/tool_inspect_schema.go 'repairBound: false,' 'repairBound: true,'
+m still-answers-names-bound-tools "$orch" 'TestModelVisibleText' - \
+	services/orchestrator/call.go 'ok && e.step != nil && !e.repairBound {' 'ok && e.step != nil && e.repairBound {'
