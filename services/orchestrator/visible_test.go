@@ -22,9 +22,10 @@ import (
 // the diff. A scripted investigation of the Chinook sample database runs
 // through the real drive (the real ledger on embedded NATS, the real
 // transcript, refusals and status lines); only the model and the executors
-// are scripted, the executors answering in the executor's own formats (see
-// services/executor/render.go and catalog.go) from inventories captured
-// once from the real Chinook files (testdata/visible/chinook-*.json).
+// are scripted, the executors answering with the executor's data (rows as
+// cells, a schema page, errors and refusals), which the orchestrator renders
+// (pkg/exectext), from inventories captured once from the real Chinook files
+// (testdata/visible/chinook-*.json).
 //
 // Regenerate: go test ./services/orchestrator/ -run TestModelVisibleText -update
 
