@@ -272,13 +272,21 @@ m operations-table-stats-names-hidden-sqlite ./services/executor/internal/sqlite
 m operations-index-stats-names-hidden-sqlite ./services/executor/internal/sqlite/ 'TestOperationsHiddenAndHostileNames' - \
 	"$so" $'if !e.tableReadable(o.table) {\n\t\t\tr.Hidden++\n\t\t\tcontinue\n\t\t}\n\t\tidx = append(idx, o)' $'if false {\n\t\t\tr.Hidden++\n\t\t\tcontinue\n\t\t}\n\t\tidx = append(idx, o)'
 m operations-table-stats-names-hidden-postgres ./services/executor/internal/postgres/ 'TestOperationsBlockedSessionAndHidden' pg \
-	"$po" $'read(TableStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif !e.readable(s, n) {' $'read(TableStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif _ = n; false {'
+	"$po" 'engine.RelationRows(statement(TableStatsSQL, true), readableBy, nil,' 'engine.RelationRows(statement(TableStatsSQL, true), func(pgReading) func(string, string) bool { return func(string, string) bool { return true } }, nil,'
 m operations-index-stats-names-hidden-postgres ./services/executor/internal/postgres/ 'TestOperationsBlockedSessionAndHidden' pg \
-	"$po" $'read(IndexStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif !e.readable(s, n) {' $'read(IndexStatsSQL, schema)\n\t\tif err != nil {\n\t\t\treturn r, err\n\t\t}\n\t\tfor _, row := range rows {\n\t\t\ts, n := text(row[0]), text(row[1])\n\t\t\tif _ = n; false {'
+	"$po" 'engine.RelationRows(statement(IndexStatsSQL, true), readableBy, nil,' 'engine.RelationRows(statement(IndexStatsSQL, true), func(pgReading) func(string, string) bool { return func(string, string) bool { return true } }, nil,'
 m operations-table-stats-names-hidden-duckdb ./services/executor/internal/duckdb/ 'TestOperationsHiddenAndHostileNames' - \
-	services/executor/internal/duckdb/operations.go $'s, n := text(row[0]), text(row[1])\n\t\t\tif !e.readable(s, n) {' $'s, n := text(row[0]), text(row[1])\n\t\t\tif false {'
+	services/executor/internal/duckdb/operations.go 'engine.RelationRows(bySchema(OpsTablesSQL), readableBy,' 'engine.RelationRows(bySchema(OpsTablesSQL), func(duckReading) func(string, string) bool { return func(string, string) bool { return true } },'
+m operations-readings-walk-shows-hidden ./services/executor/internal/mssql/ 'TestOperationsProjection' - \
+	services/executor/internal/engine/operations.go $'if !readable(s, n) {\n\t\t\tr.Hidden++' $'if _ = n; false {\n\t\t\tr.Hidden++'
+m operations-readings-walk-shows-statements ./services/executor/internal/mssql/ 'TestOperationsProjection' - \
+	services/executor/internal/engine/operations.go 'if q, ok := row[col].(string); ok && NamesAny(q, hidden) {' 'if q, ok := row[col].(string); ok && len(q) < 0 {'
+m operations-kind-refused-unnamed ./services/executor/internal/sqlite/ 'TestOperationsChinook' - \
+	services/executor/internal/engine/operations.go $'\treason, ok := t.Refused[kind]\n\tif !ok {' $'\treason, ok := "", true\n\tif !ok {'
 m operations-over-budget-truncates ./services/executor/ 'TestOperationsRefusedPastItsBytes' - \
 	services/executor/operations.go 'rowset.Limits{MaxRows: limit, MaxBytes: ereq.Limits.MaxBytes})' 'rowset.Limits{MaxRows: limit, MaxBytes: ereq.Limits.MaxBytes, Truncate: true})'
+m exec-unserved-op-dispatched ./services/executor/ 'TestExecRequestProblems' - \
+	services/executor/executor.go $'served, ok := servedOps[op]\n\tif !ok {' $'served, ok := servedOps[op]\n\tif _ = ok; false {'
 m operations-profile-serves-reads ./services/executor/ 'TestOperationsProfileAndCapability' - \
 	services/executor/executor.go 'case req.Profile == contracts.ProfileAgentOperations && op != contracts.OpOperations:' 'case false:'
 

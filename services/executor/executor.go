@@ -23,7 +23,6 @@ import (
 	"net"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -95,9 +94,6 @@ const readCopies = 4
 func OperationMemory(budget int64) int64 {
 	return budget / MaxConcurrentReads / readCopies
 }
-
-// Ops lists the operations this executor serves.
-var Ops = []contracts.ExecOp{contracts.OpRead, contracts.OpSchema, contracts.OpInventory, contracts.OpCheck, contracts.OpExplain, contracts.OpProfile, contracts.OpOperations}
 
 // ArtifactStore keeps full results; *artifacts.Store is the NATS one.
 type ArtifactStore interface {
@@ -433,7 +429,8 @@ func (s *Service) run(ctx context.Context, op contracts.ExecOp, req contracts.Ex
 
 // exec does Exec's work; it may fill in req.CorrelationID.
 func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.ExecRequest) contracts.ExecReply {
-	if !slices.Contains(Ops, op) {
+	served, ok := servedOps[op]
+	if !ok {
 		return refused(refuse.New(refuse.Unsupported,
 			fmt.Sprintf("the %s executor does not serve the %q operation", s.engine, op),
 			"use one of: "+opNames()))
@@ -459,16 +456,16 @@ func (s *Service) exec(ctx context.Context, op contracts.ExecOp, req *contracts.
 		return refused(refuse.New(refuse.BadRequest, fmt.Sprintf("unknown profile %q", req.Profile),
 			"use agent-read-only, agent-handover or inspect"))
 	}
-	if op == contracts.OpCheck {
+	if served.free {
 		// Nothing reaches the database: no slot, no artifact.
-		return s.checkOp(ctx, eng, req)
+		return served.answer(s, ctx, opCall{op: op, eng: eng, req: req})
 	}
-	return s.operate(ctx, op, eng, prof, req)
+	return s.operate(ctx, op, served, eng, prof, req)
 }
 
-// operate runs op on eng, the engine of an available connection, within a
-// slot, and stores its result.
-func (s *Service) operate(ctx context.Context, op contracts.ExecOp, eng engine.Engine, prof profile, req *contracts.ExecRequest) contracts.ExecReply {
+// operate answers op on eng, the engine of an available connection, within
+// a slot.
+func (s *Service) operate(ctx context.Context, op contracts.ExecOp, served servedOp, eng engine.Engine, prof profile, req *contracts.ExecRequest) contracts.ExecReply {
 	timeout := prof.deadline(*req)
 	waited, reply, ok := s.acquire(ctx, timeout)
 	if !ok {
@@ -488,31 +485,14 @@ func (s *Service) operate(ctx context.Context, op contracts.ExecOp, eng engine.E
 	limits.MaxBytes = int(min(int64(limits.MaxBytes), s.opts.OperationMemory))
 	ereq := engine.Request{SQL: req.SQL, Params: req.Params, Schema: req.Schema, Table: req.Table, Profile: req.Profile,
 		Limits: limits, Timeout: timeout, Failed: req.FailedFingerprints}
-	var (
-		res  engine.Result
-		err  error
-		plan *contracts.PlanSummary
-	)
-	switch op {
-	case contracts.OpSchema, contracts.OpInventory:
-		return s.catalogOp(ctx, op, eng, req, ereq)
-	case contracts.OpOperations:
-		return s.operationsOp(ctx, eng, req, ereq)
-	case contracts.OpProfile:
-		return s.profileOp(ctx, eng, req, ereq)
-	case contracts.OpExplain:
-		p, ok := eng.(engine.Planner)
-		if !ok {
-			return refused(refuse.New(refuse.Unsupported,
-				fmt.Sprintf("the %s executor cannot read query plans yet", s.engine), "read the data with run_read_query instead"))
-		}
-		var sum contracts.PlanSummary
-		res, sum, err = explain(ctx, s.engine, eng, p, ereq, req.HypotheticalIndex)
-		plan = &sum
-	default:
-		res, err = eng.Read(ctx, ereq)
-	}
-	reply = contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
+	return served.answer(s, ctx, opCall{op: op, eng: eng, req: req, ereq: ereq})
+}
+
+// stored answers a read of c whose result is res (plan, for a plan read):
+// the failure err says, or the result stored as an artifact.
+func (s *Service) stored(ctx context.Context, c opCall, res engine.Result, plan *contracts.PlanSummary, err error) contracts.ExecReply {
+	op, eng, req := c.op, c.eng, c.req
+	reply := contracts.ExecReply{DurationMs: res.Duration.Milliseconds(), Statements: res.Statements, Fingerprint: res.Fingerprint}
 	if failure, failed := s.failure(ctx, op, eng, err, req, reply); failed {
 		return failure
 	}
@@ -533,15 +513,6 @@ func (s *Service) operate(ctx context.Context, op contracts.ExecOp, eng engine.E
 	reply.Status, reply.Artifact = contracts.ExecOK, &sum
 	reply.Plan, reply.Cells = plan, res.Rows.Cells()
 	return reply
-}
-
-// opNames lists Ops for a refusal's fix.
-func opNames() string {
-	names := make([]string, len(Ops))
-	for i, op := range Ops {
-		names[i] = string(op)
-	}
-	return strings.Join(names, ", ")
 }
 
 // failure turns the error of an operation on eng into its reply: a refusal

@@ -527,7 +527,7 @@ func TestNATS(t *testing.T) {
 	for _, ep := range info.Endpoints {
 		subjects[ep.Subject] = ep.QueueGroup
 	}
-	for _, op := range Ops {
+	for _, op := range Ops() {
 		if q, ok := subjects[contracts.ExecSubject(contracts.EngineSQLite, op)]; !ok || q != "executor-sqlite" {
 			t.Errorf("endpoint for %s: %v (have %v)", op, ok, subjects)
 		}

@@ -82,7 +82,7 @@ func (s *Service) Start(ctx context.Context) error {
 	// The group is the subject prefix every op shares: sonde.exec.<engine>.
 	group := svc.AddGroup(strings.TrimSuffix(contracts.ExecSubjects(s.engine), ".*"),
 		micro.WithGroupQueueGroup(s.name))
-	for _, op := range Ops {
+	for _, op := range Ops() {
 		if err := group.AddEndpoint(string(op), s.handler(op)); err != nil {
 			_ = svc.Stop()
 			_ = cancelSub.Unsubscribe()

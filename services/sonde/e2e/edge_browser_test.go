@@ -154,14 +154,14 @@ func TestBrowserEdgeRefusesCrossSiteAndRebinding(t *testing.T) {
 	_, port, _ := strings.Cut(strings.TrimPrefix(px.URL, "http://"), ":")
 	rebound := "http://rebind.test:" + port
 	b.do("open the console by a rebinding name", chromedp.Navigate(rebound+"/"), chromedp.WaitReady("body"))
-	if text := evalIn[string](b, `document.body.innerText`); !strings.Contains(text, api.CodeHostNotAllowed) || strings.Contains(text, "start-form") {
+	if text := evalIn[string](b, `document.body.innerText`); !strings.Contains(text, string(api.CodeHostNotAllowed)) || strings.Contains(text, "start-form") {
 		t.Errorf("the console under a rebinding name: %.300s", text)
 	}
 	got := evalAwait(b, `(async () => {
 	  const out = [];
 	  const start = await fetch('/api/agent/runs', {method: 'POST', headers: {'Content-Type': 'application/json'},
 	    body: JSON.stringify({objective: 'started through a rebinding name', connectionId: 'demo'})});
-	  out.push('start:' + start.status + ':' + (await start.text()).includes('`+api.CodeHostNotAllowed+`'));
+	  out.push('start:' + start.status + ':' + (await start.text()).includes('`+string(api.CodeHostNotAllowed)+`'));
 	  const conns = await fetch('/api/connections');
 	  out.push('connections:' + conns.status + ':' + (await conns.text()).includes('demo'));
 	  const mcp = await fetch('/mcp', {method: 'POST', headers: {'Content-Type': 'application/json', Accept: 'application/json, text/event-stream'},

@@ -82,7 +82,7 @@ func rgRefusals(r evalRun) []*contracts.ToolRefused {
 func rgCodes(r evalRun) []string {
 	var out []string
 	for _, f := range rgRefusals(r) {
-		out = append(out, f.Code)
+		out = append(out, string(f.Code))
 	}
 	return out
 }

@@ -759,7 +759,7 @@ func faultIdempotencyKey(t *testing.T) {
 	other := req
 	other.Objective = "something else"
 	status, _, body = postStart(t, s.URL, "key-1", other)
-	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), contracts.CodeIdempotencyConflict) {
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), string(contracts.CodeIdempotencyConflict)) {
 		t.Fatalf("key reused for another request: %d %s", status, body)
 	}
 	if status, _, body := postStart(t, s.URL, "bad key", req); status != http.StatusBadRequest {

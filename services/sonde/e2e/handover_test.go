@@ -156,7 +156,7 @@ func TestHandoverReplaysOnTheRealExecutor(t *testing.T) {
 		}
 		h.run("r501", "SELECT id FROM orders WHERE id <= 501", contracts.HandoverAutoExecuted)
 		_, err = alice.Handover(ctx, "r501")
-		wantAPIError(t, err, http.StatusUnprocessableEntity, contracts.RefuseResultTooLarge)
+		wantAPIError(t, err, http.StatusUnprocessableEntity, string(contracts.RefuseResultTooLarge))
 	})
 
 	t.Run("a forged ledger's write is refused and changes nothing", func(t *testing.T) {
@@ -164,16 +164,16 @@ func TestHandoverReplaysOnTheRealExecutor(t *testing.T) {
 		// auto-executed. The executor's guard and the read-only connection
 		// stand between them and the file.
 		forged := []struct{ sql, code string }{
-			{"UPDATE orders SET status = 'refunded' WHERE id = 1", contracts.RefuseNotASelect},
-			{"DELETE FROM orders", contracts.RefuseNotASelect},
-			{"select 1; delete from orders", contracts.RefuseNotOneStatement},
-			{"pragma query_only = 0; delete from orders", contracts.RefuseNotASelect},
-			{"with d as (select 1) delete from orders", contracts.RefuseNotASelect},
-			{"with d as (select 1) insert into orders(id) select 9999 from d", contracts.RefuseNotASelect},
-			{"create temp table x(a)", contracts.RefuseNotASelect},
-			{"drop table orders", contracts.RefuseNotASelect},
-			{"attach database 'other.db' as o", contracts.RefuseNotASelect},
-			{"select writefile('x', 'y')", contracts.RefuseFunctionDenied},
+			{"UPDATE orders SET status = 'refunded' WHERE id = 1", string(contracts.RefuseNotASelect)},
+			{"DELETE FROM orders", string(contracts.RefuseNotASelect)},
+			{"select 1; delete from orders", string(contracts.RefuseNotOneStatement)},
+			{"pragma query_only = 0; delete from orders", string(contracts.RefuseNotASelect)},
+			{"with d as (select 1) delete from orders", string(contracts.RefuseNotASelect)},
+			{"with d as (select 1) insert into orders(id) select 9999 from d", string(contracts.RefuseNotASelect)},
+			{"create temp table x(a)", string(contracts.RefuseNotASelect)},
+			{"drop table orders", string(contracts.RefuseNotASelect)},
+			{"attach database 'other.db' as o", string(contracts.RefuseNotASelect)},
+			{"select writefile('x', 'y')", string(contracts.RefuseFunctionDenied)},
 		}
 		for i, f := range forged {
 			id := fmt.Sprintf("rforged%d", i)
@@ -194,18 +194,18 @@ func TestHandoverReplaysOnTheRealExecutor(t *testing.T) {
 			status                 int
 			code                   string
 		}{
-			{"applied", "rapplied", "tok-alice", "", http.StatusConflict, api.CodeNotAutoExecuted},
-			{"not opened with autoExecute", "rnone", "tok-alice", "", http.StatusConflict, api.CodeNotAutoExecuted},
-			{"no answer", "runanswered", "tok-alice", "", http.StatusConflict, api.CodeNoAnswer},
-			{"connection repointed since", "rrepointed", "tok-alice", "", http.StatusConflict, api.CodeConnectionChanged},
-			{"unknown run", "rnosuchrun", "tok-alice", "", http.StatusNotFound, contracts.CodeRunNotFound},
-			{"another member's run", "rauto", "tok-bob", "", http.StatusNotFound, contracts.CodeRunNotFound},
-			{"unknown token", "rauto", "tok-mallory", "", http.StatusUnauthorized, contracts.CodeUnauthorized},
-			{"a statement in the body", "rauto", "tok-alice", `{"sql":"DELETE FROM orders"}`, http.StatusBadRequest, api.CodeHandoverNoBody},
+			{"applied", "rapplied", "tok-alice", "", http.StatusConflict, string(api.CodeNotAutoExecuted)},
+			{"not opened with autoExecute", "rnone", "tok-alice", "", http.StatusConflict, string(api.CodeNotAutoExecuted)},
+			{"no answer", "runanswered", "tok-alice", "", http.StatusConflict, string(api.CodeNoAnswer)},
+			{"connection repointed since", "rrepointed", "tok-alice", "", http.StatusConflict, string(api.CodeConnectionChanged)},
+			{"unknown run", "rnosuchrun", "tok-alice", "", http.StatusNotFound, string(contracts.CodeRunNotFound)},
+			{"another member's run", "rauto", "tok-bob", "", http.StatusNotFound, string(contracts.CodeRunNotFound)},
+			{"unknown token", "rauto", "tok-mallory", "", http.StatusUnauthorized, string(contracts.CodeUnauthorized)},
+			{"a statement in the body", "rauto", "tok-alice", `{"sql":"DELETE FROM orders"}`, http.StatusBadRequest, string(api.CodeHandoverNoBody)},
 		}
 		for _, tc := range cases {
 			status, eb := h.post(tc.run, tc.token, tc.body)
-			if status != tc.status || eb.Error.Code != tc.code {
+			if status != tc.status || eb.Error.Code != contracts.Code(tc.code) {
 				t.Errorf("%s: %d %+v, want %d %s", tc.name, status, eb.Error, tc.status, tc.code)
 			}
 		}
@@ -236,7 +236,7 @@ func TestHandoverReplaysOnTheRealExecutor(t *testing.T) {
 func wantAPIError(t *testing.T, err error, status int, code string) {
 	t.Helper()
 	ae, ok := err.(*client.APIError)
-	if !ok || ae.Status != status || ae.Code != code {
+	if !ok || ae.Status != status || ae.Code != contracts.Code(code) {
 		t.Fatalf("err = %v, want %d %s", err, status, code)
 	}
 }

@@ -214,7 +214,7 @@ func TestPlanningRunsOverTheOpenAIWire(t *testing.T) {
 			if v := rec.GoalVerdict; v == nil || v.Outcome != contracts.VerdictUnanswered || !slices.Contains(v.Unmet, "plan-refused") {
 				t.Fatalf("verdict %+v, want unanswered plan-refused", v)
 			}
-			if repair := lastUser(t, key, 2); !strings.Contains(repair, "Refused ("+ps[0].Refusal.Code+"): ") {
+			if repair := lastUser(t, key, 2); !strings.Contains(repair, "Refused ("+string(ps[0].Refusal.Code)+"): ") {
 				t.Fatalf("the repair turn does not show the refusal %s:\n%s", ps[0].Refusal.Code, repair)
 			}
 		})

@@ -68,7 +68,7 @@ func TestRefusalsReachTheModelAndTheRunRecovers(t *testing.T) {
 	var dbErr *contracts.DBError
 	for _, st := range rec.Steps {
 		if st.Refusal != nil {
-			codes = append(codes, st.Refusal.Code)
+			codes = append(codes, string(st.Refusal.Code))
 		}
 		if st.DBError != nil {
 			dbErr = st.DBError

@@ -337,19 +337,19 @@ func TestBadRequestsAndForeignActors(t *testing.T) {
 		req  api.StartRunRequest
 		code string
 	}{
-		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: "world-domination"}, contracts.CodeUnknownWorkflow},
-		{api.StartRunRequest{Objective: "  ", ConnectionID: "demo"}, contracts.CodeMissingObjective},
-		{api.StartRunRequest{Objective: "x", ConnectionID: "prod-primary"}, contracts.CodeUnknownConnection},
-		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", Mode: "root"}, contracts.CodeUnknownMode},
+		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: "world-domination"}, string(contracts.CodeUnknownWorkflow)},
+		{api.StartRunRequest{Objective: "  ", ConnectionID: "demo"}, string(contracts.CodeMissingObjective)},
+		{api.StartRunRequest{Objective: "x", ConnectionID: "prod-primary"}, string(contracts.CodeUnknownConnection)},
+		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", Mode: "root"}, string(contracts.CodeUnknownMode)},
 		// A hand-over is data-analysis's alone: asked elsewhere it is refused, not dropped.
-		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowOperations, AutoExecute: true}, contracts.CodeBadRequest},
-		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowDataAnalysis, Mode: contracts.ModePlanning, AutoExecute: true}, contracts.CodeBadRequest},
+		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowOperations, AutoExecute: true}, string(contracts.CodeBadRequest)},
+		{api.StartRunRequest{Objective: "x", ConnectionID: "demo", WorkflowType: contracts.WorkflowDataAnalysis, Mode: contracts.ModePlanning, AutoExecute: true}, string(contracts.CodeBadRequest)},
 	}
 	direct := s.NATS.Connect()
 	for i, b := range bad {
 		_, err := alice.StartRun(ctx, b.req)
 		var apiErr *client.APIError
-		if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Code != b.code {
+		if !errors.As(err, &apiErr) || apiErr.Status != 400 || apiErr.Code != contracts.Code(b.code) {
 			t.Errorf("%+v: got %v, want 400 %s", b.req, err, b.code)
 			continue
 		}

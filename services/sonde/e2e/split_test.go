@@ -119,7 +119,7 @@ func TestServicesSplitAcrossTwoProcesses(t *testing.T) {
 	bad := exec.Command(os.Args[0], "ask", "--server", base, "--connection", "nope", "x")
 	bad.Env = append(os.Environ(), childEnv+"=1")
 	out, err = bad.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitRefused || !strings.Contains(string(out), contracts.CodeUnknownConnection) {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != cli.ExitRefused || !strings.Contains(string(out), string(contracts.CodeUnknownConnection)) {
 		t.Fatalf("ask on an unknown connection: %v\n%s", err, out)
 	}
 }

@@ -458,10 +458,10 @@ var wfCases = []wfCase{
 			var codes []string
 			for _, st := range rec.Steps {
 				if st.Refusal != nil {
-					codes = append(codes, st.Refusal.Code)
+					codes = append(codes, string(st.Refusal.Code))
 				}
 			}
-			if !slices.Equal(codes, []string{contracts.RefuseAnswerArtifactUnknown, contracts.RefuseAnswerAlreadyRecorded}) {
+			if !slices.Equal(codes, []string{string(contracts.RefuseAnswerArtifactUnknown), string(contracts.RefuseAnswerAlreadyRecorded)}) {
 				t.Errorf("refusals %v", codes)
 			}
 		},
@@ -564,7 +564,7 @@ func stepLine(rec contracts.Record) string {
 	for _, st := range rec.Steps {
 		p := st.Tool + ":" + string(st.Status)
 		if st.Refusal != nil {
-			p += "(" + st.Refusal.Code + ": " + st.Refusal.Reason + ")"
+			p += "(" + string(st.Refusal.Code) + ": " + st.Refusal.Message + ")"
 		}
 		if st.DBError != nil {
 			p += "(" + st.DBError.Message + ")"

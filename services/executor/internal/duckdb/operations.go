@@ -54,71 +54,78 @@ FROM pragma_database_size() AS d, pragma_version() AS v
 WHERE d.database_name = current_database()`
 )
 
-// answered lists the kinds DuckDB answers.
-var answered = []contracts.OperationsKind{contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage, contracts.OpsHealth}
+// duckReading is what one operational reading holds: the engine, the
+// statements' context and request, and the schema asked for (nil: every
+// schema).
+type duckReading struct {
+	e      *Engine
+	ctx    context.Context
+	req    engine.Request
+	schema any
+}
 
-// Operations takes one operational reading (engine.Operator). A table the
-// readable patterns hide, and its indexes, are left out and counted.
+// read sends one curated statement and records it in r.
+func (d duckReading) read(r *engine.Reading, stmt string, params ...any) ([][]any, error) {
+	res, err := d.e.run(d.ctx, stmt, params, engine.OperationsLimits(d.e.limit/MaxConns), d.req.Timeout)
+	r.Sent(stmt, res)
+	if err != nil {
+		return nil, err
+	}
+	return res.Rows.Rows, nil
+}
+
+// readings are DuckDB's operational readings; a table the readable
+// patterns hide, and its indexes, are left out and counted.
+var readings = engine.Readings[duckReading]{
+	Engine: "DuckDB",
+	Refused: map[contracts.OperationsKind]string{
+		contracts.OpsSessions:    "DuckDB runs inside the executor, not as a server: the file has no sessions but the executor's own",
+		contracts.OpsSlowQueries: "DuckDB keeps no record of the statements it ran, so none can be reported as slow",
+	},
+	Take: map[contracts.OperationsKind]func(duckReading, *engine.Reading) error{
+		contracts.OpsTableStats: engine.RelationRows(bySchema(OpsTablesSQL), readableBy, func(row []any) []any {
+			return []any{text(row[0]), text(row[1]), row[2], nil, nil, nil, nil, nil}
+		}, "rows is duckdb_tables().estimated_size; DuckDB reports no size, dead rows, scans or analysis time per table, so those are NULL"),
+		contracts.OpsIndexStats: engine.RelationRows(bySchema(OpsIndexesSQL), readableBy, func(row []any) []any {
+			return []any{text(row[0]), text(row[1]), row[2], row[3], nil, nil}
+		}, "the indexes CREATE INDEX made (duckdb_indexes), and the PRIMARY KEY and UNIQUE constraints by their constraint names (DuckDB keeps an index for each); DuckDB reports no index size or scans, so those are NULL"),
+		contracts.OpsStorage: databaseReading(contracts.OpsStorage),
+		contracts.OpsHealth:  databaseReading(contracts.OpsHealth),
+	},
+}
+
+// bySchema is the Rows of stmt, narrowed to the schema asked for.
+func bySchema(stmt string) engine.Rows[duckReading] {
+	return func(d duckReading, r *engine.Reading) ([][]any, error) { return d.read(r, stmt, d.schema) }
+}
+
+// readableBy is what the connection's readable patterns allow.
+func readableBy(d duckReading) func(schema, name string) bool { return d.e.readable }
+
+// Operations takes one operational reading (engine.Operator).
 func (e *Engine) Operations(ctx context.Context, req engine.Request, kind contracts.OperationsKind) (engine.Reading, error) {
 	var r engine.Reading
-	var schema any
+	d := duckReading{e: e, ctx: ctx, req: req}
 	if req.Schema != "" {
-		schema = req.Schema
+		d.schema = req.Schema
 	}
-	read := func(stmt string, params ...any) ([][]any, error) {
-		res, err := e.run(ctx, stmt, params, engine.OperationsLimits(e.limit/MaxConns), req.Timeout)
-		r.Sent(stmt, res)
+	return r, readings.Read(d, &r, kind)
+}
+
+// databaseReading takes the storage or health reading, both from
+// OpsDatabaseSQL.
+func databaseReading(kind contracts.OperationsKind) func(duckReading, *engine.Reading) error {
+	return func(d duckReading, r *engine.Reading) error {
+		rows, err := d.read(r, OpsDatabaseSQL)
 		if err != nil {
-			return nil, err
-		}
-		return res.Rows.Rows, nil
-	}
-	switch kind {
-	case contracts.OpsSessions:
-		return r, engine.Unsupported(kind, "DuckDB runs inside the executor, not as a server: the file has no sessions but the executor's own", answered...)
-	case contracts.OpsSlowQueries:
-		return r, engine.Unsupported(kind, "DuckDB keeps no record of the statements it ran, so none can be reported as slow", answered...)
-	case contracts.OpsTableStats:
-		rows, err := read(OpsTablesSQL, schema)
-		if err != nil {
-			return r, err
-		}
-		for _, row := range rows {
-			s, n := text(row[0]), text(row[1])
-			if !e.readable(s, n) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, s, n, row[2], nil, nil, nil, nil, nil)
-		}
-		r.Note("rows is duckdb_tables().estimated_size; DuckDB reports no size, dead rows, scans or analysis time per table, so those are NULL")
-	case contracts.OpsIndexStats:
-		rows, err := read(OpsIndexesSQL, schema)
-		if err != nil {
-			return r, err
-		}
-		for _, row := range rows {
-			s, t := text(row[0]), text(row[1])
-			if !e.readable(s, t) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, s, t, row[2], row[3], nil, nil)
-		}
-		r.Note("the indexes CREATE INDEX made (duckdb_indexes), and the PRIMARY KEY and UNIQUE constraints by their constraint names (DuckDB keeps an index for each); DuckDB reports no index size or scans, so those are NULL")
-	case contracts.OpsStorage, contracts.OpsHealth:
-		rows, err := read(OpsDatabaseSQL)
-		if err != nil {
-			return r, err
+			return err
 		}
 		if len(rows) != 1 {
-			return r, &contracts.DBError{Class: contracts.DBOther, Message: "pragma_database_size() holds no row for this database"}
+			return &contracts.DBError{Class: contracts.DBOther, Message: "pragma_database_size() holds no row for this database"}
 		}
-		database(&r, kind, rows[0], e.walBytes())
-	default:
-		return r, engine.Unsupported(kind, "DuckDB has no such reading", answered...)
+		database(r, kind, rows[0], d.e.walBytes())
+		return nil
 	}
-	return r, nil
 }
 
 // walBytes is the size of the file's write-ahead log, nil when there is

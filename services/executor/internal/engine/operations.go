@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -164,4 +165,173 @@ func NamesAny(text string, names map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// Readings is an engine's table of operational readings, walked by Take:
+// how each kind it answers is taken, and why it cannot give each of the
+// others. S is what one reading holds (the engine, the statements' context,
+// the schema asked for).
+type Readings[S any] struct {
+	// Engine names the engine in the refusal of a kind it has no reading of
+	// ("PostgreSQL has no such reading").
+	Engine string
+	// Take takes the reading of each kind the engine answers into r.
+	Take map[contracts.OperationsKind]func(s S, r *Reading) error
+	// Refused says why the engine cannot give a kind it knows.
+	Refused map[contracts.OperationsKind]string
+}
+
+// Answered lists the kinds the table takes, in contracts.OperationsKinds
+// order.
+func (t Readings[S]) Answered() []contracts.OperationsKind {
+	var out []contracts.OperationsKind
+	for _, k := range contracts.OperationsKinds {
+		if t.Take[k] != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Check returns the *KindUnsupportedError of a kind the table does not
+// take, naming the kinds it does; nil for one it takes.
+func (t Readings[S]) Check(kind contracts.OperationsKind) error {
+	if t.Take[kind] != nil {
+		return nil
+	}
+	reason, ok := t.Refused[kind]
+	if !ok {
+		reason = t.Engine + " has no such reading"
+	}
+	return Unsupported(kind, reason, t.Answered()...)
+}
+
+// Read takes the reading of kind with s into r, or refuses it (Check).
+func (t Readings[S]) Read(s S, r *Reading, kind contracts.OperationsKind) error {
+	if err := t.Check(kind); err != nil {
+		return err
+	}
+	return t.Take[kind](s, r)
+}
+
+// AddReadable adds each row whose relation readable allows — its schema
+// and name being the row's first two values — as add makes it (nil adds
+// the row as read), under that schema; a row it refuses is left out and
+// counted in Hidden.
+func (r *Reading) AddReadable(rows [][]any, readable func(schema, name string) bool, add func(row []any) []any) {
+	for _, row := range rows {
+		s, n := text(row[0]), text(row[1])
+		if !readable(s, n) {
+			r.Hidden++
+			continue
+		}
+		if add != nil {
+			row = add(row)
+		}
+		r.Add(s, row...)
+	}
+}
+
+// AddStatements adds rows that each hold a statement text at col: one that
+// names a relation of hidden is added with that text NULL and counted in
+// Withheld, or, with drop, left out and counted in Hidden.
+func (r *Reading) AddStatements(rows [][]any, col int, hidden map[string]bool, drop bool) {
+	for _, row := range rows {
+		if q, ok := row[col].(string); ok && NamesAny(q, hidden) {
+			if drop {
+				r.Hidden++
+				continue
+			}
+			row[col] = nil
+			r.Withheld++
+		}
+		r.Add("", row...)
+	}
+}
+
+// Rows sends a reading's statement with s, records it in r and returns the
+// rows it read.
+type Rows[S any] func(s S, r *Reading) ([][]any, error)
+
+// RelationRows is the Take of a reading whose rows each name a relation
+// (Reading.AddReadable): rows read them, readable says what s may show, add
+// shapes a row (nil: as read), and notes are the reading's notes.
+func RelationRows[S any](rows Rows[S], readable func(s S) func(schema, name string) bool, add func(row []any) []any, notes ...string) func(S, *Reading) error {
+	return func(s S, r *Reading) error {
+		got, err := rows(s, r)
+		if err != nil {
+			return err
+		}
+		r.AddReadable(got, readable(s), add)
+		for _, n := range notes {
+			r.Note(n)
+		}
+		return nil
+	}
+}
+
+// StatementRows is the Take of a reading whose rows each hold a statement
+// text at col (Reading.AddStatements): rows read them, then hidden the
+// relations a text must not name; notes are the reading's notes.
+func StatementRows[S any](rows Rows[S], hidden func(s S, r *Reading) (map[string]bool, error), col int, drop bool, notes ...string) func(S, *Reading) error {
+	return func(s S, r *Reading) error {
+		got, err := rows(s, r)
+		if err != nil {
+			return err
+		}
+		h, err := hidden(s, r)
+		if err != nil {
+			return err
+		}
+		r.AddStatements(got, col, h, drop)
+		for _, n := range notes {
+			r.Note(n)
+		}
+		return nil
+	}
+}
+
+// HiddenNames lists, lower-cased, the relations of rows (schema and name
+// first) that readable refuses, and the schemas where it refuses every
+// relation: a statement text naming one is withheld.
+func HiddenNames(rows [][]any, readable func(schema, name string) bool) map[string]bool {
+	hidden, shown := map[string]bool{}, map[string]bool{}
+	for _, row := range rows {
+		s, n := strings.ToLower(text(row[0])), text(row[1])
+		if readable(text(row[0]), n) {
+			shown[s] = true
+			continue
+		}
+		hidden[s] = true
+		hidden[strings.ToLower(n)] = true
+	}
+	// A schema is hidden with its relations only when none of them is
+	// readable; a relation's name stays hidden even where it equals the
+	// name of a schema shown.
+	for s := range shown {
+		delete(hidden, s)
+	}
+	for _, row := range rows {
+		if s, n := text(row[0]), text(row[1]); !readable(s, n) {
+			hidden[strings.ToLower(n)] = true
+		}
+	}
+	return hidden
+}
+
+// NumText is an integer figure as text (nil stays nil; another value as
+// fmt prints it).
+func NumText(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case nil:
+		return nil
+	}
+	return fmt.Sprint(v)
+}
+
+func text(v any) string {
+	s, _ := v.(string)
+	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
@@ -124,170 +123,124 @@ func schemaFilter(schema string) string {
 	return " AND s.name = " + quote(schema)
 }
 
-// answered lists the kinds SQL Server answers.
-var answered = contracts.OperationsKinds
+// msReading is what one operational reading holds: the engine, how a
+// statement is sent (under the reading's context and request), the schema
+// asked for and what the readable patterns allow.
+type msReading struct {
+	e        *Engine
+	run      func(stmt string) (engine.Result, error)
+	schema   string
+	readable func(schema, name string) bool
+}
 
-// Operations takes one operational reading (engine.Operator). A table the
+// read sends one curated statement and records it in r.
+func (m msReading) read(r *engine.Reading, stmt string) ([][]any, error) {
+	res, err := m.run(stmt)
+	r.Sent(stmt, res)
+	if err != nil {
+		return nil, err
+	}
+	if res.Rows == nil {
+		return nil, nil
+	}
+	return res.Rows.Rows, nil
+}
+
+// hidden reads the relations the readable patterns hide (none when they
+// hide nothing), for withholding the statement texts that name one.
+func (m msReading) hidden(r *engine.Reading) (map[string]bool, error) {
+	if len(m.e.readable) == 0 {
+		return nil, nil
+	}
+	cat, err := m.read(r, RelationsSQL)
+	if err != nil {
+		return nil, err
+	}
+	return engine.HiddenNames(cat, m.readable), nil
+}
+
+// readings are SQL Server's operational readings, every kind. A table the
 // readable patterns hide, and its indexes, are left out and counted; a
 // statement text that names a hidden relation is withheld.
+var readings = engine.Readings[msReading]{
+	Engine: "SQL Server",
+	Take: map[contracts.OperationsKind]func(msReading, *engine.Reading) error{
+		contracts.OpsSessions: engine.StatementRows(statement(OpsSessionsSQL), msReading.hidden, 3, false,
+			"user sessions on this database, the reading's own left out; query is the running request's batch, or the session's last one; running_ms is the current request's elapsed time"),
+		contracts.OpsSlowQueries: engine.StatementRows(statement(OpsSlowQueriesSQL), msReading.hidden, 0, true,
+			"sys.dm_exec_query_stats: totals for the statements whose plans are still cached, since each was cached; a plan evicted or recompiled starts again"),
+		contracts.OpsTableStats: engine.RelationRows(bySchema(OpsTableStatsSQL), readableBy, nil,
+			"rows and bytes from sys.dm_db_partition_stats (bytes reserved, indexes included); scans since the server started (seq_scans: scans of the heap or clustered index); SQL Server reports no dead rows here, so dead_rows is NULL; last_analyzed is the newest STATS_DATE"),
+		contracts.OpsIndexStats: engine.RelationRows(bySchema(OpsIndexStatsSQL), readableBy, nil,
+			"scans are seeks, scans and lookups since the server started (sys.dm_db_index_usage_stats), the least used first"),
+		contracts.OpsStorage: func(m msReading, r *engine.Reading) error {
+			files, err := m.read(r, OpsFilesSQL)
+			if err != nil {
+				return err
+			}
+			rows, err := m.read(r, OpsTableStatsSQL(m.schema))
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				r.Add("", f[0], text(f[1])+" file", f[2], fmt.Sprintf("%s bytes used; grows to %s", engine.NumText(f[3]), text(f[4])))
+			}
+			r.AddReadable(rows, m.readable, func(row []any) []any {
+				return []any{text(row[0]) + "." + text(row[1]), "table", row[3], "reserved pages, indexes included"}
+			})
+			r.Note("a moment's sizes: SQL Server keeps no history of them here, so growth is not measured")
+			return nil
+		},
+		contracts.OpsHealth: func(m msReading, r *engine.Reading) error {
+			rows, err := m.read(r, OpsHealthSQL)
+			if err != nil {
+				return err
+			}
+			return health(r, rows)
+		},
+	},
+}
+
+// statement is the Rows of stmt.
+func statement(stmt string) engine.Rows[msReading] {
+	return func(m msReading, r *engine.Reading) ([][]any, error) { return m.read(r, stmt) }
+}
+
+// bySchema is the Rows of the statement sql makes for the schema asked for.
+func bySchema(sql func(schema string) string) engine.Rows[msReading] {
+	return func(m msReading, r *engine.Reading) ([][]any, error) { return m.read(r, sql(m.schema)) }
+}
+
+// readableBy is what the connection's readable patterns allow.
+func readableBy(m msReading) func(schema, name string) bool { return m.readable }
+
+// Operations takes one operational reading (engine.Operator).
 func (e *Engine) Operations(ctx context.Context, req engine.Request, kind contracts.OperationsKind) (engine.Reading, error) {
 	var r engine.Reading
 	oreq := engine.Request{Profile: req.Profile, Timeout: req.Timeout, Limits: engine.OperationsLimits(e.opMem)}
-	read := func(stmt string) ([][]any, error) {
-		res, err := e.run(ctx, e.l, oreq, stmt, nil)
-		r.Sent(stmt, res)
-		if err != nil {
-			return nil, err
-		}
-		if res.Rows == nil {
-			return nil, nil
-		}
-		return res.Rows.Rows, nil
-	}
-	readable := canRead(e.policy(e.l))
-	var (
-		rows, files [][]any
-		hidden      map[string]bool
-		err         error
-	)
-	switch kind {
-	case contracts.OpsSessions:
-		rows, err = read(OpsSessionsSQL)
-	case contracts.OpsSlowQueries:
-		rows, err = read(OpsSlowQueriesSQL)
-	case contracts.OpsTableStats:
-		rows, err = read(OpsTableStatsSQL(req.Schema))
-	case contracts.OpsIndexStats:
-		rows, err = read(OpsIndexStatsSQL(req.Schema))
-	case contracts.OpsStorage:
-		if files, err = read(OpsFilesSQL); err == nil {
-			rows, err = read(OpsTableStatsSQL(req.Schema))
-		}
-	case contracts.OpsHealth:
-		rows, err = read(OpsHealthSQL)
-	default:
-		return r, engine.Unsupported(kind, "SQL Server has no such reading", answered...)
-	}
-	if err != nil {
-		return r, err
-	}
-	if (kind == contracts.OpsSessions || kind == contracts.OpsSlowQueries) && len(e.readable) > 0 {
-		cat, err := read(RelationsSQL)
-		if err != nil {
-			return r, err
-		}
-		hidden = hiddenNames(cat, readable)
-	}
-	return r, project(&r, kind, rows, files, readable, hidden)
+	m := msReading{e: e, schema: req.Schema, readable: canRead(e.policy(e.l)),
+		run: func(stmt string) (engine.Result, error) { return e.run(ctx, e.l, oreq, stmt, nil) }}
+	return r, readings.Read(m, &r, kind)
 }
 
-// hiddenNames lists, lower-cased, the relations of rows (RelationsSQL's)
-// that readable refuses, and the schemas where it refuses every relation.
-func hiddenNames(rows [][]any, readable func(schema, name string) bool) map[string]bool {
-	hidden, shown := map[string]bool{}, map[string]bool{}
-	for _, row := range rows {
-		s, n := text(row[0]), text(row[1])
-		if readable(s, n) {
-			shown[strings.ToLower(s)] = true
-			continue
-		}
-		hidden[strings.ToLower(s)] = true
+// health turns OpsHealthSQL's row into one row per check.
+func health(r *engine.Reading, rows [][]any) error {
+	if len(rows) != 1 || len(rows[0]) != 11 {
+		return &contracts.DBError{Class: contracts.DBOther, Message: fmt.Sprintf("the health statement returned %d rows, want one of 11 figures", len(rows))}
 	}
-	for s := range shown {
-		delete(hidden, s)
+	h := rows[0]
+	r.Add("", "version", h[0], "SERVERPROPERTY('ProductVersion'), "+text(h[1]))
+	r.Add("", "uptime_s", engine.NumText(h[2]), "seconds since the server started")
+	r.Add("", "connections", fmt.Sprintf("%s of %s", engine.NumText(h[3]), engine.NumText(h[4])), "user sessions on the whole server, of @@MAX_CONNECTIONS")
+	r.Add("", "database_bytes", engine.NumText(h[5]), "the database's files, allocated")
+	r.Add("", "status", h[6], "DATABASEPROPERTYEX Status")
+	r.Add("", "recovery_model", h[7], "DATABASEPROPERTYEX Recovery")
+	r.Add("", "updateability", h[8], "DATABASEPROPERTYEX Updateability")
+	var ratio any
+	if f, ok := h[9].(float64); ok {
+		ratio = strconv.FormatFloat(f, 'f', 4, 64)
 	}
-	for _, row := range rows {
-		if s, n := text(row[0]), text(row[1]); !readable(s, n) {
-			hidden[strings.ToLower(n)] = true
-		}
-	}
-	return hidden
-}
-
-// project turns the rows of kind's statements into the reading: the
-// declared columns in order, hidden relations left out and counted,
-// statement texts that name one withheld.
-func project(r *engine.Reading, kind contracts.OperationsKind, rows, files [][]any, readable func(schema, name string) bool, hidden map[string]bool) error {
-	switch kind {
-	case contracts.OpsSessions:
-		for _, row := range rows {
-			if q, ok := row[3].(string); ok && engine.NamesAny(q, hidden) {
-				row[3] = nil
-				r.Withheld++
-			}
-			r.Add("", row...)
-		}
-		r.Note("user sessions on this database, the reading's own left out; query is the running request's batch, or the session's last one; running_ms is the current request's elapsed time")
-	case contracts.OpsSlowQueries:
-		for _, row := range rows {
-			if q, ok := row[0].(string); ok && engine.NamesAny(q, hidden) {
-				r.Hidden++
-				continue
-			}
-			r.Add("", row...)
-		}
-		r.Note("sys.dm_exec_query_stats: totals for the statements whose plans are still cached, since each was cached; a plan evicted or recompiled starts again")
-	case contracts.OpsTableStats:
-		for _, row := range rows {
-			s, n := text(row[0]), text(row[1])
-			if !readable(s, n) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, row...)
-		}
-		r.Note("rows and bytes from sys.dm_db_partition_stats (bytes reserved, indexes included); scans since the server started (seq_scans: scans of the heap or clustered index); SQL Server reports no dead rows here, so dead_rows is NULL; last_analyzed is the newest STATS_DATE")
-	case contracts.OpsIndexStats:
-		for _, row := range rows {
-			s, t := text(row[0]), text(row[1])
-			if !readable(s, t) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, row...)
-		}
-		r.Note("scans are seeks, scans and lookups since the server started (sys.dm_db_index_usage_stats), the least used first")
-	case contracts.OpsStorage:
-		for _, f := range files {
-			r.Add("", f[0], text(f[1])+" file", f[2], fmt.Sprintf("%s bytes used; grows to %s", numText(f[3]), text(f[4])))
-		}
-		for _, row := range rows {
-			s, n := text(row[0]), text(row[1])
-			if !readable(s, n) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, s+"."+n, "table", row[3], "reserved pages, indexes included")
-		}
-		r.Note("a moment's sizes: SQL Server keeps no history of them here, so growth is not measured")
-	case contracts.OpsHealth:
-		if len(rows) != 1 || len(rows[0]) != 11 {
-			return &contracts.DBError{Class: contracts.DBOther, Message: fmt.Sprintf("the health statement returned %d rows, want one of 11 figures", len(rows))}
-		}
-		h := rows[0]
-		r.Add("", "version", h[0], "SERVERPROPERTY('ProductVersion'), "+text(h[1]))
-		r.Add("", "uptime_s", numText(h[2]), "seconds since the server started")
-		r.Add("", "connections", fmt.Sprintf("%s of %s", numText(h[3]), numText(h[4])), "user sessions on the whole server, of @@MAX_CONNECTIONS")
-		r.Add("", "database_bytes", numText(h[5]), "the database's files, allocated")
-		r.Add("", "status", h[6], "DATABASEPROPERTYEX Status")
-		r.Add("", "recovery_model", h[7], "DATABASEPROPERTYEX Recovery")
-		r.Add("", "updateability", h[8], "DATABASEPROPERTYEX Updateability")
-		var ratio any
-		if f, ok := h[9].(float64); ok {
-			ratio = strconv.FormatFloat(f, 'f', 4, 64)
-		}
-		r.Add("", "cache_hit_ratio", ratio, "Buffer cache hit ratio (the buffer manager's counter)")
-		r.Add("", "blocked_requests", numText(h[10]), "requests on the server waiting on another session")
-	}
+	r.Add("", "cache_hit_ratio", ratio, "Buffer cache hit ratio (the buffer manager's counter)")
+	r.Add("", "blocked_requests", engine.NumText(h[10]), "requests on the server waiting on another session")
 	return nil
-}
-
-func numText(v any) any {
-	switch x := v.(type) {
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case nil:
-		return nil
-	}
-	return fmt.Sprint(v)
 }

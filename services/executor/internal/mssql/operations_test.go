@@ -7,6 +7,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/services/executor/internal/engine"
+	"github.com/sondehq/sonde/services/executor/internal/rowset"
 )
 
 // These tests hold the composed DMV statements and the projection of their
@@ -50,10 +51,21 @@ func TestOperationsSQL(t *testing.T) {
 	}
 }
 
+// cannedReading is an operational reading of e whose statements answer
+// rows[statement] (and the relations of RelationsSQL) instead of reaching a
+// server, so the table's projections are read offline.
+func cannedReading(e *Engine, readable func(schema, name string) bool, rows map[string][][]any) msReading {
+	return msReading{e: e, readable: readable, run: func(stmt string) (engine.Result, error) {
+		return engine.Result{Statements: 1, Rows: &rowset.Set{Rows: rows[stmt]}}, nil
+	}}
+}
+
 func TestOperationsProjection(t *testing.T) {
-	pol := offline([]string{"dbo.*"}).policy(&login{catalog: "shop", defaultSchema: "dbo"})
+	e := offline([]string{"dbo.*"})
+	pol := e.policy(&login{catalog: "shop", defaultSchema: "dbo"})
 	readable := canRead(pol)
-	hidden := hiddenNames([][]any{{"dbo", "orders", "U"}, {"secret", "keys", "U"}, {"dbo", "salaries", "U"}}, readable)
+	relations := [][]any{{"dbo", "orders", "U"}, {"secret", "keys", "U"}, {"dbo", "salaries", "U"}}
+	hidden := engine.HiddenNames(relations, readable)
 	if !hidden["keys"] || !hidden["secret"] || hidden["dbo"] || hidden["orders"] {
 		t.Fatalf("hidden %v", hidden)
 	}
@@ -89,9 +101,14 @@ func TestOperationsProjection(t *testing.T) {
 		{contracts.OpsHealth, [][]any{{"16.0.1000.6", "Developer Edition", int64(3600), int64(12), int64(32767), int64(9 << 20),
 			"ONLINE", "FULL", "READ_WRITE", 0.9987, int64(1)}}, nil, 9, 0, 0},
 	}
+	statement := map[contracts.OperationsKind]string{
+		contracts.OpsSessions: OpsSessionsSQL, contracts.OpsSlowQueries: OpsSlowQueriesSQL, contracts.OpsTableStats: OpsTableStatsSQL(""),
+		contracts.OpsIndexStats: OpsIndexStatsSQL(""), contracts.OpsStorage: OpsTableStatsSQL(""), contracts.OpsHealth: OpsHealthSQL,
+	}
 	for _, c := range cases {
 		var r engine.Reading
-		if err := project(&r, c.kind, c.rows, c.files, readable, hidden); err != nil {
+		m := cannedReading(e, readable, map[string][][]any{statement[c.kind]: c.rows, OpsFilesSQL: c.files, RelationsSQL: relations})
+		if err := readings.Read(m, &r, c.kind); err != nil {
 			t.Fatalf("%s: %v", c.kind, err)
 		}
 		b, _ := json.Marshal(r.Rows)
@@ -108,7 +125,7 @@ func TestOperationsProjection(t *testing.T) {
 		}
 	}
 	var r engine.Reading
-	if err := project(&r, contracts.OpsHealth, nil, nil, readable, nil); err == nil {
+	if err := readings.Read(cannedReading(e, readable, nil), &r, contracts.OpsHealth); err == nil {
 		t.Error("a health statement with no row was accepted")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sondehq/sonde/contracts"
@@ -147,9 +146,53 @@ func StatementsSQL(schema string, versionNum int) string {
  LIMIT 10000`
 }
 
-// answered lists the kinds PostgreSQL answers (slow-queries where
-// pg_stat_statements is installed and loaded).
-var answered = contracts.OperationsKinds
+// pgReading is what one operational reading holds: the engine, the
+// statements' context and request, and the schema asked for (nil: every
+// schema).
+type pgReading struct {
+	e      *Engine
+	ctx    context.Context
+	oreq   engine.Request
+	schema any
+}
+
+// read sends one curated statement and records it in r.
+func (p pgReading) read(r *engine.Reading, sql string, params ...any) ([][]any, error) {
+	res, err := p.e.run(p.ctx, sql, params, p.oreq)
+	r.Sent(sql, res)
+	if err != nil {
+		return nil, err
+	}
+	return res.Rows.Rows, nil
+}
+
+// readings are PostgreSQL's operational readings, every kind
+// (slow-queries where pg_stat_statements is installed and loaded).
+var readings = engine.Readings[pgReading]{
+	Engine: "PostgreSQL",
+	Take: map[contracts.OperationsKind]func(pgReading, *engine.Reading) error{
+		contracts.OpsSessions: engine.StatementRows(statement(SessionsSQL, false), pgReading.hidden, 3, false,
+			"sessions on this database only, the reading's own left out; running_ms is how long the current statement has run (active) or the transaction has been open (idle in transaction)",
+			"another role's statement shows as <insufficient privilege> unless the connection's role is a member of pg_read_all_stats (or pg_monitor)"),
+		contracts.OpsSlowQueries: slowQueries,
+		contracts.OpsTableStats: engine.RelationRows(statement(TableStatsSQL, true), readableBy, nil,
+			"rows and dead_rows are the statistics system's estimates; bytes include indexes and TOAST; scans count since the statistics were last reset", lockedNote),
+		contracts.OpsIndexStats: engine.RelationRows(statement(IndexStatsSQL, true), readableBy, nil,
+			"scans count index scans since the statistics were last reset; fewest first, so an unused index leads", lockedNote),
+		contracts.OpsStorage: storage,
+		contracts.OpsHealth: func(p pgReading, r *engine.Reading) error {
+			rows, err := p.read(r, HealthSQL)
+			if err != nil {
+				return err
+			}
+			if len(rows) != 1 {
+				return &contracts.DBError{Class: contracts.DBOther, Message: "pg_stat_database holds no row for this database"}
+			}
+			health(r, rows[0])
+			return nil
+		},
+	},
+}
 
 // Operations takes one operational reading (engine.Operator).
 func (e *Engine) Operations(ctx context.Context, req engine.Request, kind contracts.OperationsKind) (engine.Reading, error) {
@@ -163,138 +206,89 @@ func (e *Engine) Operations(ctx context.Context, req engine.Request, kind contra
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout+grace)
 		defer cancel()
 	}
-	var schema any
+	p := pgReading{e: e, ctx: ctx, oreq: oreq}
 	if req.Schema != "" {
-		schema = req.Schema
+		p.schema = req.Schema
 	}
-	read := func(sql string, params ...any) ([][]any, error) {
-		res, err := e.run(ctx, sql, params, oreq)
-		r.Sent(sql, res)
-		if err != nil {
-			return nil, err
+	return r, readings.Read(p, &r, kind)
+}
+
+// statement is the Rows of sql, sent with the schema asked for when
+// bySchema.
+func statement(sql string, bySchema bool) engine.Rows[pgReading] {
+	return func(p pgReading, r *engine.Reading) ([][]any, error) {
+		if bySchema {
+			return p.read(r, sql, p.schema)
 		}
-		return res.Rows.Rows, nil
+		return p.read(r, sql)
 	}
-	switch kind {
-	case contracts.OpsSessions:
-		rows, err := read(SessionsSQL)
-		if err != nil {
-			return r, err
-		}
-		hidden, err := e.hiddenNames(ctx, oreq, &r)
-		if err != nil {
-			return r, err
-		}
-		for _, row := range rows {
-			if q, ok := row[3].(string); ok && engine.NamesAny(q, hidden) {
-				row[3] = nil
-				r.Withheld++
-			}
-			r.Add("", row...)
-		}
-		r.Note("sessions on this database only, the reading's own left out; running_ms is how long the current statement has run (active) or the transaction has been open (idle in transaction)")
-		r.Note("another role's statement shows as <insufficient privilege> unless the connection's role is a member of pg_read_all_stats (or pg_monitor)")
-	case contracts.OpsSlowQueries:
-		ext, err := read(StatementsExtensionSQL)
-		if err != nil {
-			return r, err
-		}
-		if len(ext) == 0 {
-			return r, engine.Unsupported(kind, "the pg_stat_statements extension is not installed in this database, and PostgreSQL keeps no per-statement timings without it",
-				contracts.OpsSessions, contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage, contracts.OpsHealth)
-		}
-		nsp, _ := ext[0][0].(string)
-		ver, _ := ext[0][1].(int64)
-		rows, err := read(StatementsSQL(nsp, int(ver)))
-		if notLoaded(err) {
-			return r, engine.Unsupported(kind, "pg_stat_statements is installed in this database but the server did not load it: it must be listed in shared_preload_libraries, which takes a restart",
-				contracts.OpsSessions, contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage, contracts.OpsHealth)
-		}
-		if err != nil {
-			return r, err
-		}
-		hidden, err := e.hiddenNames(ctx, oreq, &r)
-		if err != nil {
-			return r, err
-		}
-		for _, row := range rows {
-			if q, ok := row[0].(string); ok && engine.NamesAny(q, hidden) {
-				r.Hidden++
-				continue
-			}
-			r.Add("", row...)
-		}
-		r.Note("pg_stat_statements totals since its statistics were last reset, for this database; statements are normalised (constants replaced by $n)")
-	case contracts.OpsTableStats:
-		rows, err := read(TableStatsSQL, schema)
-		if err != nil {
-			return r, err
-		}
-		for _, row := range rows {
-			s, n := text(row[0]), text(row[1])
-			if !e.readable(s, n) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, row...)
-		}
-		r.Note("rows and dead_rows are the statistics system's estimates; bytes include indexes and TOAST; scans count since the statistics were last reset")
-		r.Note(lockedNote)
-	case contracts.OpsIndexStats:
-		rows, err := read(IndexStatsSQL, schema)
-		if err != nil {
-			return r, err
-		}
-		for _, row := range rows {
-			s, n := text(row[0]), text(row[1])
-			if !e.readable(s, n) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, row...)
-		}
-		r.Note("scans count index scans since the statistics were last reset; fewest first, so an unused index leads")
-		r.Note(lockedNote)
-	case contracts.OpsStorage:
-		rows, err := read(StorageSQL, schema)
-		if err != nil {
-			return r, err
-		}
-		for _, row := range rows {
-			if row[0] == nil {
-				r.Add("", row[1], row[2], row[3], "the database's files on disk")
-				continue
-			}
-			s, n := text(row[0]), text(row[1])
-			if !e.readable(s, n) {
-				r.Hidden++
-				continue
-			}
-			r.Add(s, s+"."+n, row[2], row[3], fmt.Sprintf("heap %s, indexes %s, TOAST %s",
-				bytesText(row[4]), bytesText(row[5]), bytesText(row[6])))
-		}
-		r.Note("a moment's sizes: PostgreSQL keeps no history of them, so growth is not measured")
-		r.Note(lockedNote)
-	case contracts.OpsHealth:
-		rows, err := read(HealthSQL)
-		if err != nil {
-			return r, err
-		}
-		if len(rows) != 1 {
-			return r, &contracts.DBError{Class: contracts.DBOther, Message: "pg_stat_database holds no row for this database"}
-		}
-		health(&r, rows[0])
-	default:
-		return r, engine.Unsupported(kind, "PostgreSQL has no such reading", answered...)
+}
+
+// readableBy is what the connection's readable patterns allow.
+func readableBy(p pgReading) func(schema, name string) bool { return p.e.readable }
+
+// hidden reads the relations a statement text must not name.
+func (p pgReading) hidden(r *engine.Reading) (map[string]bool, error) {
+	return p.e.hiddenNames(p.ctx, p.oreq, r)
+}
+
+// slowQueries reads pg_stat_statements, where it is installed and loaded;
+// a statement that names a hidden relation is left out.
+func slowQueries(p pgReading, r *engine.Reading) error {
+	const kind = contracts.OpsSlowQueries
+	ext, err := p.read(r, StatementsExtensionSQL)
+	if err != nil {
+		return err
 	}
-	return r, nil
+	if len(ext) == 0 {
+		return engine.Unsupported(kind, "the pg_stat_statements extension is not installed in this database, and PostgreSQL keeps no per-statement timings without it",
+			contracts.OpsSessions, contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage, contracts.OpsHealth)
+	}
+	nsp, _ := ext[0][0].(string)
+	ver, _ := ext[0][1].(int64)
+	rows, err := p.read(r, StatementsSQL(nsp, int(ver)))
+	if notLoaded(err) {
+		return engine.Unsupported(kind, "pg_stat_statements is installed in this database but the server did not load it: it must be listed in shared_preload_libraries, which takes a restart",
+			contracts.OpsSessions, contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage, contracts.OpsHealth)
+	}
+	if err != nil {
+		return err
+	}
+	hidden, err := p.hidden(r)
+	if err != nil {
+		return err
+	}
+	r.AddStatements(rows, 0, hidden, true)
+	r.Note("pg_stat_statements totals since its statistics were last reset, for this database; statements are normalised (constants replaced by $n)")
+	return nil
+}
+
+// storage reads the database's files and each readable relation's bytes.
+func storage(p pgReading, r *engine.Reading) error {
+	rows, err := p.read(r, StorageSQL, p.schema)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		if row[0] == nil {
+			r.Add("", row[1], row[2], row[3], "the database's files on disk")
+			continue
+		}
+		r.AddReadable([][]any{row}, p.e.readable, func(row []any) []any {
+			return []any{text(row[0]) + "." + text(row[1]), row[2], row[3], fmt.Sprintf("heap %s, indexes %s, TOAST %s",
+				bytesText(row[4]), bytesText(row[5]), bytesText(row[6]))}
+		})
+	}
+	r.Note("a moment's sizes: PostgreSQL keeps no history of them, so growth is not measured")
+	r.Note(lockedNote)
+	return nil
 }
 
 // health turns HealthSQL's row into one row per check.
 func health(r *engine.Reading, row []any) {
 	r.Add("", "version", row[0], "server_version")
-	r.Add("", "uptime_s", numText(row[1]), "seconds since the server started")
-	r.Add("", "connections", fmt.Sprintf("%s of %s", numText(row[2]), numText(row[3])),
+	r.Add("", "uptime_s", engine.NumText(row[1]), "seconds since the server started")
+	r.Add("", "connections", fmt.Sprintf("%s of %s", engine.NumText(row[2]), engine.NumText(row[3])),
 		"client sessions on the whole server, of max_connections")
 	hit, _ := row[4].(int64)
 	miss, _ := row[5].(int64)
@@ -307,14 +301,14 @@ func health(r *engine.Reading, row []any) {
 		ratio = strconv.FormatFloat(float64(hit)/float64(hit+miss), 'f', 4, 64)
 	}
 	r.Add("", "cache_hit_ratio", ratio, fmt.Sprintf("shared-buffer hits over block reads for this database, %s (%d hits, %d reads)", since, hit, miss))
-	r.Add("", "database_bytes", numText(row[8]), "pg_database_size of this database")
+	r.Add("", "database_bytes", engine.NumText(row[8]), "pg_database_size of this database")
 	recovery := "false"
 	if b, _ := row[9].(bool); b {
 		recovery = "true"
 	}
 	r.Add("", "in_recovery", recovery, "true on a standby replaying WAL")
-	r.Add("", "deadlocks", numText(row[6]), since)
-	r.Add("", "oldest_transaction_ms", numText(row[10]), "the longest-open transaction of another session on this database")
+	r.Add("", "deadlocks", engine.NumText(row[6]), since)
+	r.Add("", "oldest_transaction_ms", engine.NumText(row[10]), "the longest-open transaction of another session on this database")
 }
 
 // hiddenNames lists, lower-cased, the names of this database's relations
@@ -331,27 +325,7 @@ func (e *Engine) hiddenNames(ctx context.Context, req engine.Request, r *engine.
 	if err != nil {
 		return nil, err
 	}
-	hidden := map[string]bool{}
-	shown := map[string]bool{}
-	for _, row := range res.Rows.Rows {
-		s, n := text(row[0]), text(row[1])
-		if e.readable(s, n) {
-			shown[s] = true
-			continue
-		}
-		hidden[strings.ToLower(n)] = true
-		hidden[strings.ToLower(s)] = true
-	}
-	// A schema is hidden with its relations only when none of them is
-	// readable.
-	for s := range shown {
-		delete(hidden, strings.ToLower(s))
-	}
-	for _, row := range res.Rows.Rows {
-		if s, n := text(row[0]), text(row[1]); !e.readable(s, n) {
-			hidden[strings.ToLower(n)] = true
-		}
-	}
+	hidden := engine.HiddenNames(res.Rows.Rows, e.readable)
 	if len(hidden) > 0 {
 		r.Note("a statement that names a relation this connection may not read is not shown")
 	}
@@ -370,16 +344,6 @@ func notLoaded(err error) bool {
 func text(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-func numText(v any) any {
-	switch x := v.(type) {
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case nil:
-		return nil
-	}
-	return fmt.Sprint(v)
 }
 
 func bytesText(v any) string {

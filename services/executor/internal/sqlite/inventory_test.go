@@ -303,7 +303,7 @@ func outcome(t *testing.T, e *Engine, q string) string {
 	)
 	switch {
 	case errors.As(err, &ref):
-		return "refused " + ref.Code
+		return "refused " + string(ref.Code)
 	case errors.As(err, &dbErr):
 		return "error " + string(dbErr.Class) + ": " + dbErr.Message
 	case err != nil:

@@ -118,34 +118,40 @@ func opsAuthorizer(rec *guardsqlite.Record) sqlite.AuthorizerFn {
 	}
 }
 
-// answered lists the kinds SQLite answers.
-var answered = []contracts.OperationsKind{contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage, contracts.OpsHealth}
+// liteReading is what one operational reading holds: the engine and the
+// catalog run its statements go through.
+type liteReading struct {
+	e *Engine
+	c *catalogRun
+}
+
+// readings are SQLite's operational readings.
+var readings = engine.Readings[liteReading]{
+	Engine: "SQLite",
+	Refused: map[contracts.OperationsKind]string{
+		contracts.OpsSessions:    "SQLite is a library reading a file, not a server: the file has no sessions to list",
+		contracts.OpsSlowQueries: "SQLite keeps no record of the statements run against a file, so none can be reported as slow",
+	},
+	Take: map[contracts.OperationsKind]func(liteReading, *engine.Reading) error{
+		contracts.OpsTableStats: func(l liteReading, r *engine.Reading) error { return l.e.tableStats(l.c, r) },
+		contracts.OpsIndexStats: func(l liteReading, r *engine.Reading) error { return l.e.indexStats(l.c, r) },
+		contracts.OpsStorage:    func(l liteReading, r *engine.Reading) error { return l.e.storage(l.c, r) },
+		contracts.OpsHealth:     func(l liteReading, r *engine.Reading) error { return l.e.health(l.c, r) },
+	},
+}
 
 // Operations takes one operational reading (engine.Operator). The
 // connection's readable patterns hold it: a table they hide, and its
 // indexes, are left out and counted.
 func (e *Engine) Operations(ctx context.Context, req engine.Request, kind contracts.OperationsKind) (engine.Reading, error) {
 	var r engine.Reading
-	switch kind {
-	case contracts.OpsSessions:
-		return r, engine.Unsupported(kind, "SQLite is a library reading a file, not a server: the file has no sessions to list", answered...)
-	case contracts.OpsSlowQueries:
-		return r, engine.Unsupported(kind, "SQLite keeps no record of the statements run against a file, so none can be reported as slow", answered...)
-	case contracts.OpsTableStats, contracts.OpsIndexStats, contracts.OpsStorage, contracts.OpsHealth:
-	default:
-		return r, engine.Unsupported(kind, "SQLite has no such reading", answered...)
+	// A kind SQLite cannot give is refused before the file is opened.
+	if err := readings.Check(kind); err != nil {
+		return r, err
 	}
 	var cat engine.Catalog
 	err := e.operations(ctx, req, &cat, func(c *catalogRun) error {
-		switch kind {
-		case contracts.OpsTableStats:
-			return e.tableStats(c, &r)
-		case contracts.OpsIndexStats:
-			return e.indexStats(c, &r)
-		case contracts.OpsStorage:
-			return e.storage(c, &r)
-		}
-		return e.health(c, &r)
+		return readings.Read(liteReading{e: e, c: c}, &r, kind)
 	})
 	r.SQL, r.Statements, r.Duration = cat.SQL, cat.Statements, cat.Duration
 	return r, err

@@ -105,7 +105,7 @@ func TestTablesDescribeExplainCommands(t *testing.T) {
 	}
 	// A wrong connection lists the valid ones.
 	_, errOut, code = sonde(t, "", with("tables", "nope")...)
-	if code != ExitRefused || !strings.Contains(errOut, contracts.CodeUnknownConnection) || !strings.Contains(errOut, "demo (sqlite), shop (sqlite)") {
+	if code != ExitRefused || !strings.Contains(errOut, string(contracts.CodeUnknownConnection)) || !strings.Contains(errOut, "demo (sqlite), shop (sqlite)") {
 		t.Fatalf("tables nope: %d %s", code, errOut)
 	}
 
@@ -120,7 +120,7 @@ func TestTablesDescribeExplainCommands(t *testing.T) {
 		t.Fatalf("describe --json: %d %s", code, out)
 	}
 	_, errOut, code = sonde(t, "", with("describe", "shop", "payments")...)
-	if code != ExitRefused || !strings.Contains(errOut, api.CodeTableNotFound) || !strings.Contains(errOut, "sonde tables shop") {
+	if code != ExitRefused || !strings.Contains(errOut, string(api.CodeTableNotFound)) || !strings.Contains(errOut, "sonde tables shop") {
 		t.Fatalf("describe of a hidden table: %d %s", code, errOut)
 	}
 	_, errOut, code = sonde(t, "", with("describe", "nope", "orders")...)
@@ -290,7 +290,7 @@ func TestRunsCancelArtifactTailCommands(t *testing.T) {
 	}
 	// The run has finished: cancelling it is refused with the reason.
 	_, errOut, code = sonde(t, "", append([]string{"runs", "cancel", started.RunID}, srv...)...)
-	if code != ExitRefused || !strings.Contains(errOut, contracts.CodeRunFinished) {
+	if code != ExitRefused || !strings.Contains(errOut, string(contracts.CodeRunFinished)) {
 		t.Fatalf("cancel of a finished run: %d %s", code, errOut)
 	}
 	_, _, code = sonde(t, "", "runs", "cancel", "rnothing", "--server", s.URL)
@@ -363,7 +363,7 @@ func TestAskWithoutAModelSaysHowToConfigureOne(t *testing.T) {
 	if code != ExitRefused {
 		t.Fatalf("exit %d, want %d", code, ExitRefused)
 	}
-	for _, want := range []string{contracts.CodeNoModelConfigured, "LLM_PROVIDER=demo", "LLM_MODEL", "LLM_API_KEY", "LLM_API_URL"} {
+	for _, want := range []string{string(contracts.CodeNoModelConfigured), "LLM_PROVIDER=demo", "LLM_MODEL", "LLM_API_KEY", "LLM_API_URL"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("no %q in %q", want, errOut)
 		}
@@ -373,7 +373,7 @@ func TestAskWithoutAModelSaysHowToConfigureOne(t *testing.T) {
 func TestAskOnAWrongConnectionListsTheValidOnes(t *testing.T) {
 	s := stacktest.Start(t, stacktest.Options{})
 	out, errOut, code := sonde(t, "", "ask", "--server", s.URL, "--connection", "nope", "why?")
-	if code != ExitRefused || !strings.Contains(errOut, contracts.CodeUnknownConnection) || !strings.Contains(errOut, "use one of: demo (sqlite)") || out != "" {
+	if code != ExitRefused || !strings.Contains(errOut, string(contracts.CodeUnknownConnection)) || !strings.Contains(errOut, "use one of: demo (sqlite)") || out != "" {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 	// ask pipes: the steps on the error stream, the report on the output.

@@ -77,10 +77,10 @@ func TestHandoverCommand(t *testing.T) {
 	if !errors.As(err, &ee) || ee.code != ExitRefused {
 		t.Fatalf("applied: %v, want exit status %d", err, ExitRefused)
 	}
-	wantOutput(t, "applied", errOut.String(), api.CodeNotAutoExecuted, "(plan-risky)")
+	wantOutput(t, "applied", errOut.String(), string(api.CodeNotAutoExecuted), "(plan-risky)")
 
 	err = handover(ctx, &out, &errOut, o, "rnosuchrun")
-	if !errors.As(err, &ee) || ee.code != ExitRefused || !strings.Contains(err.Error(), contracts.CodeRunNotFound) {
+	if !errors.As(err, &ee) || ee.code != ExitRefused || !strings.Contains(err.Error(), string(contracts.CodeRunNotFound)) {
 		t.Fatalf("unknown run: %v", err)
 	}
 }

@@ -130,7 +130,7 @@ func TestMCPPostgresHostileCorpus(t *testing.T) {
 			cs := mcpConnect(t, tr())
 			for _, c := range postgrestest.Hostile {
 				e := wantToolError(t, c.Name, toolCall(t, cs, "run_query", map[string]any{"connection_id": "pg", "sql": c.SQL}))
-				if e.Error.Code != c.Code || e.Error.Status != http.StatusUnprocessableEntity || e.Error.Fix == "" {
+				if e.Error.Code != c.Code || e.Status != http.StatusUnprocessableEntity || e.Error.Fix == "" {
 					t.Errorf("%s (%.60q): %+v, want refusal %s with a fix", c.Name, c.SQL, e.Error, c.Code)
 				}
 			}

@@ -122,11 +122,11 @@ func decodeStructured(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 }
 
+// toolErr is a tool error's structured content: the Problem as the HTTP
+// API answers it, and the gateway's status beside it.
 type toolErr struct {
-	Error struct {
-		Code, Reason, Fix string
-		Status            int
-	} `json:"error"`
+	Error  contracts.Problem `json:"error"`
+	Status int               `json:"status"`
 }
 
 // wantOK fails unless res is a success, and decodes it into v.
@@ -147,10 +147,10 @@ func wantToolError(t *testing.T, what string, res *mcp.CallToolResult) toolErr {
 	}
 	var e toolErr
 	decodeStructured(t, res, &e)
-	if e.Error.Code == "" || e.Error.Reason == "" {
-		t.Fatalf("%s: tool error without code or reason: %s", what, resultText(res))
+	if e.Error.Code == "" || e.Error.Message == "" {
+		t.Fatalf("%s: tool error without code or message: %s", what, resultText(res))
 	}
-	if txt := resultText(res); !strings.Contains(txt, e.Error.Code) {
+	if txt := resultText(res); !strings.Contains(txt, string(e.Error.Code)) {
 		t.Fatalf("%s: the error's text %q does not name its code %s", what, txt, e.Error.Code)
 	}
 	return e
@@ -282,8 +282,8 @@ func TestMCPToolsOverBothTransports(t *testing.T) {
 				args map[string]any
 				code string
 			}{
-				{"run_query", map[string]any{"connection_id": "demo", "sql": "DELETE FROM orders"}, contracts.RefuseNotASelect},
-				{"run_query", map[string]any{"connection_id": "nowhere", "sql": "SELECT 1"}, contracts.CodeUnknownConnection},
+				{"run_query", map[string]any{"connection_id": "demo", "sql": "DELETE FROM orders"}, string(contracts.RefuseNotASelect)},
+				{"run_query", map[string]any{"connection_id": "nowhere", "sql": "SELECT 1"}, string(contracts.CodeUnknownConnection)},
 				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT 1", "limit": 5000}, "invalid_arguments"},
 				{"run_query", map[string]any{"connection_id": "demo", "sql": "SELECT 1", "limt": 5}, "invalid_arguments"},
 				{"run_query", map[string]any{"connection_id": "demo", "sql": 7}, "invalid_arguments"},
@@ -292,14 +292,14 @@ func TestMCPToolsOverBothTransports(t *testing.T) {
 				{"list_tables", map[string]any{}, "invalid_arguments"},
 				{"get_run", map[string]any{"run_id": "01NOSUCHRUN"}, ""},
 				{"get_run", map[string]any{"run_id": "x", "wait_seconds": 9999}, "invalid_arguments"},
-				{"start_investigation", map[string]any{"connection_id": "demo", "objective": "x", "workflow": "world-domination"}, contracts.CodeUnknownWorkflow},
+				{"start_investigation", map[string]any{"connection_id": "demo", "objective": "x", "workflow": "world-domination"}, string(contracts.CodeUnknownWorkflow)},
 			}
 			for _, b := range bad {
 				e := wantToolError(t, b.tool, toolCall(t, cs, b.tool, b.args))
-				if b.code != "" && e.Error.Code != b.code {
-					t.Errorf("%s(%v): code %s (%s), want %s", b.tool, b.args, e.Error.Code, e.Error.Reason, b.code)
+				if b.code != "" && e.Error.Code != contracts.Code(b.code) {
+					t.Errorf("%s(%v): code %s (%s), want %s", b.tool, b.args, e.Error.Code, e.Error.Message, b.code)
 				}
-				if e.Error.Fix == "" && e.Error.Code != "" && strings.HasPrefix(e.Error.Code, "INVALID") {
+				if e.Error.Fix == "" && e.Error.Code != "" && strings.HasPrefix(string(e.Error.Code), "INVALID") {
 					t.Errorf("%s(%v): no fix", b.tool, b.args)
 				}
 			}
@@ -377,7 +377,7 @@ func TestMCPRefusesWithoutToken(t *testing.T) {
 	}
 	cs := mcpConnect(t, mcpTransports(s, "")["stdio"]())
 	e := wantToolError(t, "no token over stdio", toolCall(t, cs, "list_connections", map[string]any{}))
-	if e.Error.Code != contracts.CodeUnauthorized || e.Error.Status != http.StatusUnauthorized {
+	if e.Error.Code != contracts.CodeUnauthorized || e.Status != http.StatusUnauthorized {
 		t.Fatalf("no token over stdio: %+v", e)
 	}
 }
@@ -454,11 +454,11 @@ func TestMCPHostileCorporaRefused(t *testing.T) {
 			codes := map[string]int{}
 			for _, sql := range sqliteHostile {
 				e := wantToolError(t, sql, toolCall(t, cs, "run_query", map[string]any{"connection_id": "demo", "sql": sql}))
-				codes[e.Error.Code]++
+				codes[string(e.Error.Code)]++
 				// A statement over the executor's size limit is the
 				// request's own mistake: 400 bad_request.
-				tooBig := e.Error.Code == contracts.RefuseBadRequest && e.Error.Status == http.StatusBadRequest
-				if e.Error.Status != http.StatusUnprocessableEntity && !tooBig || e.Error.Fix == "" {
+				tooBig := e.Error.Code == contracts.RefuseBadRequest && e.Status == http.StatusBadRequest
+				if e.Status != http.StatusUnprocessableEntity && !tooBig || e.Error.Fix == "" {
 					t.Errorf("%.80q: %+v, want a guard refusal (422) or bad_request (400) with a fix", sql, e.Error)
 				}
 			}
@@ -477,8 +477,8 @@ func TestMCPHostileCorporaRefused(t *testing.T) {
 					continue
 				}
 				e := wantToolError(t, sql, res)
-				codes[e.Error.Code]++
-				if e.Error.Status == 0 || e.Error.Status == http.StatusInternalServerError {
+				codes[string(e.Error.Code)]++
+				if e.Status == 0 || e.Status == http.StatusInternalServerError {
 					t.Errorf("%.80q: %+v, want a refusal or a database error", sql, e.Error)
 				}
 			}
@@ -634,7 +634,7 @@ func TestMCPHostileIDsAreToolErrors(t *testing.T) {
 					"get_run":             {"run_id": id},
 				} {
 					e := wantToolError(t, tool, toolCall(t, cs, tool, args))
-					if e.Error.Code != contracts.CodeInvalidID || e.Error.Fix == "" || len(e.Error.Reason) > 300 {
+					if e.Error.Code != contracts.CodeInvalidID || e.Error.Fix == "" || len(e.Error.Message) > 300 {
 						t.Errorf("%s with id %.40q: %+v, want %s with a short reason and a fix", tool, id, e.Error, contracts.CodeInvalidID)
 					}
 				}

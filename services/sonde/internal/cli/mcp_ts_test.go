@@ -154,7 +154,7 @@ func TestMCPWithTheTypeScriptClient(t *testing.T) {
 				c := r.Calls[call]
 				var e toolErr
 				_ = json.Unmarshal(c.Structured, &e)
-				if !c.IsError || e.Error.Code != code || e.Error.Fix == "" || !strings.Contains(c.Text, code) {
+				if !c.IsError || e.Error.Code != contracts.Code(code) || e.Error.Fix == "" || !strings.Contains(c.Text, code) {
 					t.Fatalf("%s: %+v, want a tool error %s with a fix", call, c, code)
 				}
 			}
@@ -173,7 +173,7 @@ func TestMCPWithTheTypeScriptClient(t *testing.T) {
 			if len(q.Rows) != 2 || !slices.Equal(q.TruncatedBy, []string{"rows"}) {
 				t.Fatalf("run_query: %+v", q)
 			}
-			refused("refused", contracts.RefuseNotASelect)
+			refused("refused", string(contracts.RefuseNotASelect))
 			refused("bad_args", "invalid_arguments")
 			ok("start_investigation")
 			var run struct {

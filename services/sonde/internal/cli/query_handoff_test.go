@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/services/gateway/api"
 )
 
 // runIn executes the sonde command line args in process with stdin as its
@@ -125,8 +126,9 @@ func TestANulByteIsRefusedClearly(t *testing.T) {
 				t.Fatalf("%s: exit %d, want %d (refused)\n%s%s", name, code, ExitRefused, out, errOut)
 			}
 			if jsonOut {
-				var r contracts.Refusal
-				if err := json.Unmarshal([]byte(out), &r); err != nil || r.Code != contracts.RefuseUnparsable || !strings.Contains(r.Reason, "NUL") || r.Fix == "" {
+				var eb api.ErrorBody
+				err := json.Unmarshal([]byte(out), &eb)
+				if r := eb.Error; err != nil || r.Code != contracts.RefuseUnparsable || !strings.Contains(r.Message, "NUL") || r.Fix == "" {
 					t.Fatalf("%s: %s, want an unparsable refusal naming the NUL byte", name, out)
 				}
 			} else if !strings.Contains(errOut, "refused (unparsable)") || !strings.Contains(errOut, "NUL") {

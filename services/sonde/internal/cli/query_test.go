@@ -82,16 +82,18 @@ func TestQueryCommand(t *testing.T) {
 	}
 
 	for q, want := range map[string]string{
-		"select * from orders":         contracts.RefuseLargeTableUnbounded,
-		"select * from payments":       contracts.RefuseTableNotReadable,
-		"select 1; delete from orders": contracts.RefuseNotOneStatement,
-		"delete from orders":           contracts.RefuseNotASelect,
-		"select load_extension('x')":   contracts.RefuseFunctionDenied,
-		"select 1 AS a, 2 AS a":        contracts.RefuseUnsupported,
+		"select * from orders":         string(contracts.RefuseLargeTableUnbounded),
+		"select * from payments":       string(contracts.RefuseTableNotReadable),
+		"select 1; delete from orders": string(contracts.RefuseNotOneStatement),
+		"delete from orders":           string(contracts.RefuseNotASelect),
+		"select load_extension('x')":   string(contracts.RefuseFunctionDenied),
+		"select 1 AS a, 2 AS a":        string(contracts.RefuseUnsupported),
 	} {
 		out, _, code := run(t, append(base, "--json", q)...)
-		var r contracts.Refusal
-		if code != ExitRefused || json.Unmarshal([]byte(out), &r) != nil || r.Code != want || r.Reason == "" || r.Fix == "" {
+		// --json prints a refusal as the HTTP API answers an error.
+		var eb api.ErrorBody
+		r := &eb.Error
+		if code != ExitRefused || json.Unmarshal([]byte(out), &eb) != nil || r.Code != contracts.Code(want) || r.Message == "" || r.Fix == "" {
 			t.Errorf("%s: exit %d, %s; want refusal %s", q, code, out, want)
 		}
 	}
@@ -101,8 +103,8 @@ func TestQueryCommand(t *testing.T) {
 	}
 
 	out, _, code = run(t, append(base, "--json", "select nope from customers")...)
-	var dbErr struct{ Error contracts.DBError }
-	if code != ExitError || json.Unmarshal([]byte(out), &dbErr) != nil || dbErr.Error.Class != contracts.DBMissingObject {
+	var dbErr api.ErrorBody
+	if code != ExitError || json.Unmarshal([]byte(out), &dbErr) != nil || dbErr.Error.Code != contracts.CodeDBMissingObject || dbErr.Error.Message == "" {
 		t.Errorf("database error: exit %d, %s", code, out)
 	}
 

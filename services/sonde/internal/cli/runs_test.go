@@ -107,7 +107,7 @@ func TestRunsListShowTail(t *testing.T) {
 		for _, f := range []func(context.Context, io.Writer, runsOptions, string) error{runsShow, runsTail} {
 			err := f(ctx, &out, ob, newest)
 			var ee *exitError
-			if !errors.As(err, &ee) || ee.code != ExitRefused || !strings.Contains(err.Error(), contracts.CodeRunNotFound) {
+			if !errors.As(err, &ee) || ee.code != ExitRefused || !strings.Contains(err.Error(), string(contracts.CodeRunNotFound)) {
 				t.Fatalf("bob reads alice's run: %v", err)
 			}
 		}

@@ -32,7 +32,7 @@ func catalogStack(t *testing.T) *stacktest.Stack {
 func wantAPIError(t *testing.T, err error, status int, code string) *client.APIError {
 	t.Helper()
 	var ae *client.APIError
-	if !errors.As(err, &ae) || ae.Status != status || ae.Code != code {
+	if !errors.As(err, &ae) || ae.Status != status || ae.Code != contracts.Code(code) {
 		t.Fatalf("err = %v, want %d %s", err, status, code)
 	}
 	if ae.Message == "" || ae.Fix == "" {
@@ -97,13 +97,13 @@ func TestTablesDescribeExplainEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A hidden relation answers exactly as a missing one.
-	hidden := wantAPIError(t, func() error { _, err := c.DescribeTable(ctx, "shop", "payments"); return err }(), http.StatusNotFound, api.CodeTableNotFound)
-	missing := wantAPIError(t, func() error { _, err := c.DescribeTable(ctx, "shop", "nosuch"); return err }(), http.StatusNotFound, api.CodeTableNotFound)
+	hidden := wantAPIError(t, func() error { _, err := c.DescribeTable(ctx, "shop", "payments"); return err }(), http.StatusNotFound, string(api.CodeTableNotFound))
+	missing := wantAPIError(t, func() error { _, err := c.DescribeTable(ctx, "shop", "nosuch"); return err }(), http.StatusNotFound, string(api.CodeTableNotFound))
 	if strings.Replace(hidden.Message, "payments", "nosuch", 1) != missing.Message {
 		t.Fatalf("hidden and missing differ: %q vs %q", hidden.Message, missing.Message)
 	}
 	_, err = c.Tables(ctx, "nope", "", "")
-	wantAPIError(t, err, http.StatusBadRequest, contracts.CodeUnknownConnection)
+	wantAPIError(t, err, http.StatusBadRequest, string(contracts.CodeUnknownConnection))
 
 	ex, err := c.Explain(ctx, api.ExplainRequest{ConnectionID: "demo", SQL: "-- leading comment\nselect * from orders where id = 3"})
 	if err != nil {

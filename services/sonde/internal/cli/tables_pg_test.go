@@ -81,7 +81,7 @@ func TestTablesOnPostgres(t *testing.T) {
 	}
 
 	_, errOut, code = sonde(t, "", append([]string{"describe", "many", "dup"}, srv...)...)
-	if code != ExitRefused || !strings.Contains(errOut, api.CodeAmbiguousTable) || !strings.Contains(errOut, "public.dup") || !strings.Contains(errOut, "sales.dup") {
+	if code != ExitRefused || !strings.Contains(errOut, string(api.CodeAmbiguousTable)) || !strings.Contains(errOut, "public.dup") || !strings.Contains(errOut, "sales.dup") {
 		t.Fatalf("describe of a name in two schemas: %d %s", code, errOut)
 	}
 	out, _, code = sonde(t, "", append([]string{"describe", "many", "sales.t_00004", "--json"}, srv...)...)
@@ -90,7 +90,7 @@ func TestTablesOnPostgres(t *testing.T) {
 		t.Fatalf("describe sales.t_00004: %d %s", code, out)
 	}
 	_, errOut, code = sonde(t, "", append([]string{"describe", "many", "sales.v_00010"}, srv...)...)
-	if code != ExitRefused || !strings.Contains(errOut, api.CodeTableNotFound) {
+	if code != ExitRefused || !strings.Contains(errOut, string(api.CodeTableNotFound)) {
 		t.Fatalf("describe of a hidden view: %d %s", code, errOut)
 	}
 	out, _, code = sonde(t, "", append([]string{"explain", "many", "select * from public.t_00003 where id = 4"}, srv...)...)
