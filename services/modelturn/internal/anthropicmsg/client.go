@@ -58,22 +58,10 @@ type Client struct {
 // directly from explicit options instead, and the transport strips any
 // credential header but the configured one.
 func New(cfg Config) (*Client, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("anthropicmsg: no model named")
-	}
-	baseURL, err := wire.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	a, err := wire.NewAdapter("anthropicmsg", cfg.Model, cfg.BaseURL, DefaultBaseURL,
+		wire.Credential{Header: "X-Api-Key", Value: cfg.APIKey, Strip: []string{"X-Api-Key", "Authorization"}}, nil, cfg.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("anthropicmsg: %w", err)
-	}
-	base := baseURL.String()
-	set := http.Header{}
-	if cfg.APIKey != "" {
-		set.Set("X-Api-Key", cfg.APIKey)
-	}
-	hc := wire.Client([]string{"X-Api-Key", "Authorization"}, set)
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		return nil, err
 	}
 	maxTokens := cfg.MaxTokens
 	if maxTokens <= 0 {
@@ -81,11 +69,11 @@ func New(cfg Config) (*Client, error) {
 	}
 	return &Client{
 		messages: anthropic.NewMessageService(
-			option.WithHTTPClient(hc),
-			option.WithBaseURL(strings.TrimSuffix(base, "/")+"/"),
+			option.WithHTTPClient(a.HTTP),
+			option.WithBaseURL(strings.TrimSuffix(a.BaseURL.String(), "/")+"/"),
 			option.WithMaxRetries(0),
 		),
-		model: cfg.Model, maxTokens: maxTokens, log: log,
+		model: cfg.Model, maxTokens: maxTokens, log: a.Log,
 	}, nil
 }
 

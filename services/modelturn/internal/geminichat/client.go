@@ -61,35 +61,25 @@ type Client struct {
 // variable can authenticate or redirect a call. The SDK's retries are off
 // by default (no RetryOptions).
 func New(cfg Config) (*Client, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("geminichat: no model named")
-	}
-	baseURL, err := wire.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	a, err := wire.NewAdapter("geminichat", cfg.Model, cfg.BaseURL, DefaultBaseURL,
+		wire.Credential{Header: "X-Goog-Api-Key", Value: cfg.APIKey, Strip: []string{"X-Goog-Api-Key", "Authorization"}}, nil, cfg.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("geminichat: %w", err)
+		return nil, err
 	}
-	base := baseURL.String()
-	set := http.Header{}
 	key := noKey
 	if cfg.APIKey != "" {
-		set.Set("X-Goog-Api-Key", cfg.APIKey)
 		key = cfg.APIKey
 	}
-	hc := wire.Client([]string{"X-Goog-Api-Key", "Authorization"}, set)
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 		APIKey:      key,
 		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  hc,
-		HTTPOptions: genai.HTTPOptions{BaseURL: strings.TrimSuffix(base, "/") + "/"},
+		HTTPClient:  a.HTTP,
+		HTTPOptions: genai.HTTPOptions{BaseURL: strings.TrimSuffix(a.BaseURL.String(), "/") + "/"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("geminichat: %w", err)
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	c := &Client{models: client.Models, model: cfg.Model, log: log}
+	c := &Client{models: client.Models, model: cfg.Model, log: a.Log}
 	if cfg.Temperature != nil {
 		t := float32(*cfg.Temperature)
 		c.temperature = &t

@@ -59,27 +59,21 @@ type Client struct {
 // OLLAMA_HOST; the client is built from the configured URL instead, and the
 // transport sets the Authorization header to exactly the configured key.
 func New(cfg Config) (*Client, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("ollamachat: no model named")
-	}
-	u, err := wire.BaseURL(strings.TrimSuffix(cfg.BaseURL, "/"), DefaultBaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("ollamachat: %w", err)
-	}
-	set := http.Header{}
+	var bearer string
 	if cfg.APIKey != "" {
-		set.Set("Authorization", "Bearer "+cfg.APIKey)
+		bearer = "Bearer " + cfg.APIKey
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	a, err := wire.NewAdapter("ollamachat", cfg.Model, strings.TrimSuffix(cfg.BaseURL, "/"), DefaultBaseURL,
+		wire.Credential{Header: "Authorization", Value: bearer, Strip: []string{"Authorization"}}, nil, cfg.Logger)
+	if err != nil {
+		return nil, err
 	}
 	numCtx := cfg.NumCtx
 	if numCtx <= 0 {
 		numCtx = DefaultNumCtx
 	}
-	return &Client{api: api.NewClient(u, wire.Client([]string{"Authorization"}, set)), model: cfg.Model, numCtx: numCtx,
-		temperature: cfg.Temperature, log: log}, nil
+	return &Client{api: api.NewClient(a.BaseURL, a.HTTP), model: cfg.Model, numCtx: numCtx,
+		temperature: cfg.Temperature, log: a.Log}, nil
 }
 
 // Turn makes one streamed chat call for req, bounded by ctx. onDelta (may be

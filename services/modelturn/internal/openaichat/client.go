@@ -7,7 +7,6 @@ package openaichat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -58,24 +57,15 @@ type Client struct {
 // its own configuration only, so the chat-completions service is built
 // directly from explicit options and no environment default can reach it.
 func New(cfg Config) (*Client, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("openaichat: no model named")
-	}
-	u, err := wire.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	// The key travels by the SDK's own option, so a caller's HTTPClient
+	// carries it too.
+	a, err := wire.NewAdapter("openaichat", cfg.Model, cfg.BaseURL, DefaultBaseURL, wire.Credential{}, cfg.HTTPClient, cfg.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("openaichat: %w", err)
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = wire.Client(nil, nil)
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		return nil, err
 	}
 	opts := []option.RequestOption{
-		option.WithHTTPClient(hc),
-		option.WithBaseURL(strings.TrimSuffix(u.String(), "/") + "/"),
+		option.WithHTTPClient(a.HTTP),
+		option.WithBaseURL(strings.TrimSuffix(a.BaseURL.String(), "/") + "/"),
 		option.WithMaxRetries(0),
 	}
 	if cfg.APIKey != "" {
@@ -85,7 +75,7 @@ func New(cfg Config) (*Client, error) {
 		completions: openai.NewChatCompletionService(opts...),
 		model:       cfg.Model,
 		temperature: cfg.Temperature,
-		log:         log,
+		log:         a.Log,
 	}, nil
 }
 
