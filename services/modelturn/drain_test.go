@@ -152,3 +152,15 @@ func TestStopContextCutsTheDrain(t *testing.T) {
 		t.Fatalf("the turn cut by Stop's context answered %+v", reply)
 	}
 }
+
+// TestStartNeedsNATS: Start without Config.NATS says so, and Stop after it
+// is still safe.
+func TestStartNeedsNATS(t *testing.T) {
+	s := newService(t, modelturn.Config{})
+	if err := s.Start(context.Background()); !errors.Is(err, modelturn.ErrNoConn) {
+		t.Fatalf("Start without NATS: %v, want ErrNoConn", err)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
