@@ -95,61 +95,45 @@ func TestStopDrainsTurnsInFlight(t *testing.T) {
 }
 
 // TestStopCancelsWhatOutlivesTheDrain: a turn still with the model when the
-// drain timeout passes is cancelled and answers a retryable failure, so its
-// run asks another replica.
+// drain ends — its timeout passes, or the caller's context of Stop ends
+// first — is cancelled and answers a retryable failure (not the model's late
+// answer), so its run asks another replica.
 func TestStopCancelsWhatOutlivesTheDrain(t *testing.T) {
-	asked := make(chan struct{}, 1)
-	srv := replay(t, func(req modeltest.ChatRequest) (modeltest.Reply, error) {
-		asked <- struct{}{}
-		time.Sleep(5 * time.Second)
-		return modeltest.Reply{Text: "too late"}, nil
-	})
-	s, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
-		DrainTimeout: 100 * time.Millisecond})
-	b, _ := json.Marshal(userTurn("run-cut"))
-	inflight := make(chan *nats.Msg, 1)
-	go func() {
-		msg, _ := ns.Connect().Request(contracts.SubjectModelTurn, b, 20*time.Second)
-		inflight <- msg
-	}()
-	<-asked
-	_ = s.Stop(context.Background())
-	msg := <-inflight
-	var reply contracts.ModelTurnReply
-	if msg == nil || json.Unmarshal(msg.Data, &reply) != nil || reply.Failure == nil ||
-		reply.Failure.Reason != contracts.ReasonModelUnavailable || !reply.Failure.Retryable {
-		t.Fatalf("the cancelled turn answered %+v", reply)
-	}
-}
-
-// TestStopContextCutsTheDrain: the caller's deadline ends the drain before
-// the drain timeout, so a turn still with the model is cancelled and answers
-// a retryable failure rather than the model's late answer.
-func TestStopContextCutsTheDrain(t *testing.T) {
-	asked := make(chan struct{}, 1)
-	srv := replay(t, func(req modeltest.ChatRequest) (modeltest.Reply, error) {
-		asked <- struct{}{}
-		time.Sleep(5 * time.Second)
-		return modeltest.Reply{Text: "too late"}, nil
-	})
-	s, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
-		DrainTimeout: time.Minute})
-	b, _ := json.Marshal(userTurn("run-cut-by-ctx"))
-	inflight := make(chan *nats.Msg, 1)
-	go func() {
-		msg, _ := ns.Connect().Request(contracts.SubjectModelTurn, b, 20*time.Second)
-		inflight <- msg
-	}()
-	<-asked
-	ctx, cancel := context.WithCancel(context.Background())
+	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	msg := <-inflight
-	var reply contracts.ModelTurnReply
-	if msg == nil || json.Unmarshal(msg.Data, &reply) != nil || reply.Failure == nil || !reply.Failure.Retryable {
-		t.Fatalf("the turn cut by Stop's context answered %+v", reply)
+	for name, c := range map[string]struct {
+		drain time.Duration
+		stop  context.Context
+	}{
+		"drain timeout": {100 * time.Millisecond, context.Background()},
+		"stop context":  {time.Minute, cancelled},
+	} {
+		t.Run(name, func(t *testing.T) {
+			asked := make(chan struct{}, 1)
+			srv := replay(t, func(req modeltest.ChatRequest) (modeltest.Reply, error) {
+				asked <- struct{}{}
+				time.Sleep(5 * time.Second)
+				return modeltest.Reply{Text: "too late"}, nil
+			})
+			s, ns := serveOnNATS(t, modelturn.Config{Provider: modelturn.ProviderOpenAI, Model: "gpt-test", APIKey: "k", APIURL: srv.URL(),
+				DrainTimeout: c.drain})
+			b, _ := json.Marshal(userTurn("run-cut"))
+			inflight := make(chan *nats.Msg, 1)
+			go func() {
+				msg, _ := ns.Connect().Request(contracts.SubjectModelTurn, b, 20*time.Second)
+				inflight <- msg
+			}()
+			<-asked
+			if err := s.Stop(c.stop); err != nil {
+				t.Fatal(err)
+			}
+			msg := <-inflight
+			var reply contracts.ModelTurnReply
+			if msg == nil || json.Unmarshal(msg.Data, &reply) != nil || reply.Failure == nil ||
+				reply.Failure.Reason != contracts.ReasonModelUnavailable || !reply.Failure.Retryable {
+				t.Fatalf("the cancelled turn answered %+v", reply)
+			}
+		})
 	}
 }
 
