@@ -5,7 +5,6 @@
 package chart
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/fence"
@@ -39,7 +37,7 @@ func Decide(spec contracts.ChartSpec, art contracts.Artifact) (contracts.ChartDe
 	}
 	realNames := "The result's columns are:\n" + fence.Wrap("result columns", strings.Join(quoteEach(names), ", "))
 	if !slices.Contains(contracts.ChartTypes, spec.Type) {
-		return refuse(contracts.RefuseChartShapeMismatch, fmt.Sprintf("%s is not a chart type", quote(spec.Type)),
+		return refuse(contracts.RefuseChartShapeMismatch, fmt.Sprintf("%s is not a chart type", fence.Quote(spec.Type)),
 			"use one of "+strings.Join(contracts.ChartTypes, ", ")+`, or {"kind":"table"}`)
 	}
 	if len(spec.Y) == 0 {
@@ -47,7 +45,7 @@ func Decide(spec contracts.ChartSpec, art contracts.Artifact) (contracts.ChartDe
 	}
 	for _, n := range append([]string{spec.X}, spec.Y...) {
 		if _, ok := cols[n]; !ok {
-			return refuse(contracts.RefuseChartColumnNotInResult, fmt.Sprintf("%s is not a column of this result", quote(n)),
+			return refuse(contracts.RefuseChartColumnNotInResult, fmt.Sprintf("%s is not a column of this result", fence.Quote(n)),
 				realNames+"\nName columns exactly as the result does, or present a table.")
 		}
 	}
@@ -59,12 +57,12 @@ func Decide(spec contracts.ChartSpec, art contracts.Artifact) (contracts.ChartDe
 		return refuse(contracts.RefuseChartShapeMismatch, "a pie shows one y column", "name one y column, or use a bar chart for several")
 	}
 	if spec.Type == "scatter" && !numericColumn(art.Data, cols[spec.X]) {
-		return refuse(contracts.RefuseChartShapeMismatch, fmt.Sprintf("a scatter needs a numeric x, and %s is not", quote(spec.X)), "use a bar or line chart for a category axis")
+		return refuse(contracts.RefuseChartShapeMismatch, fmt.Sprintf("a scatter needs a numeric x, and %s is not", fence.Quote(spec.X)), "use a bar or line chart for a category axis")
 	}
 	for _, n := range spec.Y {
 		if !numericColumn(art.Data, cols[n]) {
 			return refuse(contracts.RefuseChartColumnNotNumeric,
-				fmt.Sprintf("%s does not hold numbers (more than 80%% of its values must)", quote(n)),
+				fmt.Sprintf("%s does not hold numbers (more than 80%% of its values must)", fence.Quote(n)),
 				"chart a numeric column, or present a table: a result with no numeric column is a table answer")
 		}
 	}
@@ -175,29 +173,10 @@ func at(row []any, i int) any {
 	return nil
 }
 
-// quote writes s as a JSON string (control characters escaped, so a name
-// cannot break the line it is quoted in), cut at 80 bytes on a character
-// boundary; <, > and & are kept as written. It is the orchestrator's
-// quoting, so a refusal reads as every other refusal does.
-func quote(s string) string {
-	if len(s) > 80 {
-		cut := 80
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 func quoteEach(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = quote(n)
+		out[i] = fence.Quote(n)
 	}
 	return out
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/sondehq/sonde/pkg/fence"
 )
 
-// Refusal codes of the run loop (the guard's own codes come from executors).
+// Refusal codes of the run loop (the guard's own codes come from executors);
+// each is declared in contracts with every other code.
 const (
 	refuseUnknownTool       = contracts.RefuseUnknownTool
 	refuseInvalidArguments  = contracts.CodeInvalidArguments
@@ -57,17 +58,17 @@ func (d *drive) call(ctx context.Context, turn int, mc contracts.ModelToolCall, 
 	name, ok := toolNamed(mc.Name, d.header.Tools)
 	if !ok {
 		return false, d.refuse(ctx, tc, "", refuseUnknownTool,
-			"this run has no tool "+quote(mc.Name),
+			"this run has no tool "+fence.Quote(mc.Name),
 			"use one of: "+strings.Join(d.header.Tools, ", "))
 	}
 	if name != mc.Name {
 		tc.Tool = name
-		d.note(tc.CallID, fmt.Sprintf("tool %s read as %s", quote(mc.Name), quote(name)))
+		d.note(tc.CallID, fmt.Sprintf("tool %s read as %s", fence.Quote(mc.Name), fence.Quote(name)))
 	}
 	if t, ok := toolTable[name]; ok {
 		return t.call(d, ctx, t.op, tc, mc.Arguments)
 	}
-	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+quote(mc.Name)+" is not available in this release", "use run_read_query")
+	return false, d.refuse(ctx, tc, "", refuseUnknownTool, "tool "+fence.Quote(mc.Name)+" is not available in this release", "use run_read_query")
 }
 
 // status is the line every tool result ends with, so the model can act on
@@ -284,7 +285,7 @@ func connectionLost(r contracts.ExecReply) bool {
 // port, a role or a file, stays out of what the model reads).
 func (d *drive) unreachable(ctx context.Context, tc contracts.ToolCall, stepID string) error {
 	return d.refuse(ctx, tc, stepID, contracts.RefuseConnectionUnavailable,
-		"the database of connection "+quote(d.header.ConnectionID)+" cannot be reached right now; nothing ran, and this costs no statement and no repair",
+		"the database of connection "+fence.Quote(d.header.ConnectionID)+" cannot be reached right now; nothing ran, and this costs no statement and no repair",
 		"the server is reconnecting in the background: try the reading again in a while, or call compose_report with what you have")
 }
 

@@ -1,17 +1,15 @@
 package orchestrator
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/ledger"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
@@ -50,7 +48,7 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 	}
 	desc, err := s.connection(ctx, cmd.ConnectionID)
 	if err != nil {
-		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownConnection, "no connection "+quote(cmd.ConnectionID)+" is registered", "list connections with GET /api/connections")}
+		return contracts.StartRunReply{Error: runError(contracts.CodeUnknownConnection, "no connection "+fence.Quote(cmd.ConnectionID)+" is registered", "list connections with GET /api/connections")}
 	}
 	budget, _ := policy.Budget(cmd.WorkflowType)
 	header := contracts.RunStarted{
@@ -76,7 +74,7 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 		if entries, rerr := s.awaitLedger(ctx, cmd.RunID); rerr == nil {
 			return s.resume(ctx, cmd, entries)
 		}
-		return contracts.StartRunReply{Error: runError(contracts.CodeRunExists, "run "+quote(cmd.RunID)+" is being started", "")}
+		return contracts.StartRunReply{Error: runError(contracts.CodeRunExists, "run "+fence.Quote(cmd.RunID)+" is being started", "")}
 	}
 	// Claim the run before it exists, so a process that dies between writing
 	// the header and driving leaves a lease the sweep will find.
@@ -89,7 +87,7 @@ func (s *Service) StartRun(ctx context.Context, cmd contracts.StartRun) contract
 			if entries, rerr := s.awaitLedger(ctx, cmd.RunID); rerr == nil {
 				return s.resume(ctx, cmd, entries)
 			}
-			return contracts.StartRunReply{Error: runError(contracts.CodeRunExists, "run "+quote(cmd.RunID)+" is being started elsewhere", "")}
+			return contracts.StartRunReply{Error: runError(contracts.CodeRunExists, "run "+fence.Quote(cmd.RunID)+" is being started elsewhere", "")}
 		}
 		return s.unrecorded(cmd.RunID, "claim lease", err)
 	}
@@ -139,7 +137,7 @@ func late(cmd contracts.StartRun, now time.Time) bool {
 // expired answers a start that came too late to be created.
 func expired(cmd contracts.StartRun) contracts.StartRunReply {
 	return contracts.StartRunReply{Error: runError(contracts.CodeUnavailable,
-		"run "+quote(cmd.RunID)+" was not created: the start reached the orchestrator after its caller stopped waiting",
+		"run "+fence.Quote(cmd.RunID)+" was not created: the start reached the orchestrator after its caller stopped waiting",
 		"start the run again")}
 }
 
@@ -193,7 +191,7 @@ func (s *Service) answerResume(cmd contracts.StartRun, entries []contracts.Entry
 	rec := ledger.Fold(cmd.RunID, entries)
 	if rec.Actor.ID != cmd.Actor.ID {
 		// Another actor's run does not exist for this caller.
-		return contracts.StartRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}, false
+		return contracts.StartRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+fence.Quote(cmd.RunID), "")}, false
 	}
 	return contracts.StartRunReply{RunID: cmd.RunID, Mode: rec.Mode, WorkflowType: rec.WorkflowType, Resumed: true}, !rec.Status.Terminal()
 }
@@ -205,14 +203,14 @@ func (s *Service) CancelRun(ctx context.Context, cmd contracts.CancelRun) contra
 	for attempt := 0; attempt < 10; attempt++ {
 		entries, err := s.ledger.Read(ctx, cmd.RunID)
 		if errIsNotFound(err) {
-			return contracts.CancelRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}
+			return contracts.CancelRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+fence.Quote(cmd.RunID), "")}
 		}
 		if err != nil {
 			return contracts.CancelRunReply{Error: runError(contracts.CodeUnavailable, "the ledger cannot be read", "check the NATS server")}
 		}
 		rec := ledger.Fold(cmd.RunID, entries)
 		if rec.Actor.ID != cmd.Actor.ID {
-			return contracts.CancelRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+quote(cmd.RunID), "")}
+			return contracts.CancelRunReply{Error: runError(contracts.CodeRunNotFound, "no run "+fence.Quote(cmd.RunID), "")}
 		}
 		if rec.Status.Terminal() {
 			return contracts.CancelRunReply{Status: rec.Status, Error: runError(contracts.CodeRunFinished, "the run already ended "+string(rec.Status), "")}
@@ -283,22 +281,4 @@ func (s *Service) recordHistory(ctx context.Context, actor contracts.Actor, runI
 	if err := s.nc.Publish(contracts.HistorySubject(actor.ID), b); err != nil {
 		s.log.Warn("record history", "run", runID, "err", err)
 	}
-}
-
-// quote writes s as a JSON string (control characters escaped, so a name
-// cannot break the line it is quoted in), cut at 80 bytes on a character
-// boundary; <, > and & are kept as written.
-func quote(s string) string {
-	if len(s) > 80 {
-		cut := 80
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
 }

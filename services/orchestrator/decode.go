@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 )
 
 // The argument decoders read what a model sent the way a careful person
@@ -133,7 +134,7 @@ func wrapped(tool string, m map[string]json.RawMessage) (json.RawMessage, string
 			return nil, "", nil
 		case called != tool:
 			return nil, "", &argError{msg: fmt.Sprintf("the arguments sent to %s are wrapped as a call of %s ({\"name\":%s,\"%s\":…}): call %s itself, or send %s's own arguments",
-				tool, called, quote(name), key, called, tool)}
+				tool, called, fence.Quote(name), key, called, tool)}
 		}
 		return inner, key, nil
 	}
@@ -487,7 +488,7 @@ func idField(tool, name string, v json.RawMessage, ids []string) (string, string
 		}
 		s = ref.CorrelationID
 	}
-	id, note := resolveID(quote(name), s, ids)
+	id, note := resolveID(fence.Quote(name), s, ids)
 	return id, note, nil
 }
 
@@ -495,7 +496,7 @@ func idField(tool, name string, v json.RawMessage, ids []string) (string, string
 func idExample(ids []string) string {
 	for i := len(ids) - 1; i >= 0; i-- {
 		if ids[i] != "" && ids[i] != "schema" {
-			return "such as " + quote(ids[i])
+			return "such as " + fence.Quote(ids[i])
 		}
 	}
 	return "as a tool result names it"

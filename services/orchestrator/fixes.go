@@ -8,6 +8,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	enginespec "github.com/sondehq/sonde/pkg/engine"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -122,9 +123,9 @@ func (d *drive) compareExample() string {
 	ids := d.exampleIDs(2, policy.ToolInspectPlan)
 	switch len(ids) {
 	case 2:
-		return fmt.Sprintf(`send {"before":%s,"after":%s}: the ids of two inspect_plan results of this run`, quote(ids[0]), quote(ids[1]))
+		return fmt.Sprintf(`send {"before":%s,"after":%s}: the ids of two inspect_plan results of this run`, fence.Quote(ids[0]), fence.Quote(ids[1]))
 	case 1:
-		return fmt.Sprintf(`send {"before":%s,"after":"<the id of a second plan>"}: this run has read one plan (%s); call inspect_plan for the other first`, quote(ids[0]), ids[0])
+		return fmt.Sprintf(`send {"before":%s,"after":"<the id of a second plan>"}: this run has read one plan (%s); call inspect_plan for the other first`, fence.Quote(ids[0]), ids[0])
 	}
 	return `send {"before":"<id>","after":"<id>"}: the ids of two inspect_plan results; this run has read no plan yet, so call inspect_plan first`
 }

@@ -233,7 +233,7 @@ func (d *drive) repeated(ctx context.Context, mc contracts.ModelToolCall, turn i
 	if tc.CallID == "" {
 		tc.CallID = fmt.Sprintf("call_%d_%d", turn, len(d.entries))
 	}
-	reason := fmt.Sprintf("this is the %s identical %s call of the run (%s); it is answered no more", ordinal(n+1), quote(mc.Name), brief(args))
+	reason := fmt.Sprintf("this is the %s identical %s call of the run (%s); it is answered no more", ordinal(n+1), fence.Quote(mc.Name), brief(args))
 	if err := d.append(ctx, contracts.KindToolRefused, contracts.ToolRefused{
 		ToolCall: tc, Code: refuseRepeatedCall, Reason: reason, Content: "Refused (" + string(refuseRepeatedCall) + "): " + reason + d.status(turn, false, false),
 	}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
 )
@@ -182,7 +183,7 @@ func unverifiedFigures(v contracts.GoalVerdict, claims []contracts.Claim) string
 		var figs []string
 		for _, f := range cc.Figures {
 			if f.Status == contracts.FigureUnverified {
-				figs = append(figs, quote(f.Text))
+				figs = append(figs, fence.Quote(f.Text))
 			}
 		}
 		if len(figs) == 0 {

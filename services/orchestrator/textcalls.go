@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 )
 
 // Tool calls written as text. A model served without its tool parser (vLLM
@@ -304,7 +305,7 @@ func runTool(name string, tools []string) (string, string) {
 			if n == t {
 				return t, ""
 			}
-			return t, fmt.Sprintf("tool name %s read as %s", quote(name), quote(t))
+			return t, fmt.Sprintf("tool name %s read as %s", fence.Quote(name), fence.Quote(t))
 		}
 	}
 	return "", ""

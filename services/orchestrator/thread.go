@@ -45,7 +45,7 @@ func (s *Service) thread(ctx context.Context, cmd contracts.StartRun, identity s
 		s.log.Info("thread declined", "run", cmd.RunID, "previous", cmd.PreviousRunID, "declined", kind)
 		return own
 	}
-	prev := quote(cmd.PreviousRunID)
+	prev := fence.Quote(cmd.PreviousRunID)
 	if s.cfg.NoThreadContext {
 		return decline(contracts.ThreadDisabled, "conversation context is turned off on this server (SONDE_THREAD_CONTEXT=false), so this run starts without the earlier runs")
 	}

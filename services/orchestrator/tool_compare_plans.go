@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -103,7 +104,7 @@ func (d *drive) callComparePlans(ctx context.Context, _ contracts.ExecOp, tc con
 		ps, ok := plans[id]
 		if !ok || ps.step.Plan == nil {
 			return false, d.refuse(ctx, tc, "", contracts.RefuseUnverifiablePlan,
-				fmt.Sprintf("%s is not an estimating plan this run read", quote(id)), "compare the ids of two inspect_plan results: "+planIDs(plans))
+				fmt.Sprintf("%s is not an estimating plan this run read", fence.Quote(id)), "compare the ids of two inspect_plan results: "+planIDs(plans))
 		}
 		if !d.held(ctx, id) {
 			return false, d.refuse(ctx, tc, "", contracts.RefusePlanResultReleased,
@@ -161,13 +162,13 @@ func comparePlans(before, after *contracts.PlanSummary) string {
 		a, inA := aa[n]
 		switch {
 		case inB && inA && b.Access == a.Access:
-			parts = append(parts, fmt.Sprintf("%s: %s in both", quote(n), a.Access))
+			parts = append(parts, fmt.Sprintf("%s: %s in both", fence.Quote(n), a.Access))
 		case inB && inA:
-			parts = append(parts, fmt.Sprintf("%s: %s before, %s after%s", quote(n), b.Access, a.Access, indexNote(a)))
+			parts = append(parts, fmt.Sprintf("%s: %s before, %s after%s", fence.Quote(n), b.Access, a.Access, indexNote(a)))
 		case inB:
-			parts = append(parts, fmt.Sprintf("%s: %s before, not read after", quote(n), b.Access))
+			parts = append(parts, fmt.Sprintf("%s: %s before, not read after", fence.Quote(n), b.Access))
 		default:
-			parts = append(parts, fmt.Sprintf("%s: not read before, %s after%s", quote(n), a.Access, indexNote(a)))
+			parts = append(parts, fmt.Sprintf("%s: not read before, %s after%s", fence.Quote(n), a.Access, indexNote(a)))
 		}
 	}
 	if len(parts) == 0 {
@@ -184,7 +185,7 @@ func comparePlans(before, after *contracts.PlanSummary) string {
 		out += " The engine reports no cost estimates, so none are compared."
 	}
 	if after.HypotheticalIndex != "" {
-		out += " The after plan assumes the hypothetical index " + quote(after.HypotheticalIndex) + "; nothing was created."
+		out += " The after plan assumes the hypothetical index " + fence.Quote(after.HypotheticalIndex) + "; nothing was created."
 	}
 	return out
 }
@@ -193,7 +194,7 @@ func indexNote(a contracts.RelationAccess) string {
 	if a.Index == "" {
 		return ""
 	}
-	return " (" + quote(a.Index) + ")"
+	return " (" + fence.Quote(a.Index) + ")"
 }
 
 func estimateChange(what string, b, a *float64) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -72,7 +73,7 @@ func decodeOperations(raw string) (operationsArgs, []string, error) {
 	}
 	a.Kind, a.Schema = out["kind"], out["schema"]
 	if !slices.Contains(contracts.OperationsKinds, contracts.OperationsKind(a.Kind)) {
-		return a, notes, &argError{msg: fmt.Sprintf("inspect_operations has no kind %s; the kinds are %s", quote(a.Kind), kindList())}
+		return a, notes, &argError{msg: fmt.Sprintf("inspect_operations has no kind %s; the kinds are %s", fence.Quote(a.Kind), kindList())}
 	}
 	return a, notes, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/chart"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/handover"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
@@ -61,7 +62,7 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 	a, notes, err := decodeAnswer(raw, d.producedIDs())
 	if err != nil {
 		return false, d.refuse(ctx, tc, "", refuseInvalidArguments, err.Error(),
-			`send {"artifact":`+quote(d.exampleID("<the id of the run_read_query result that answers>", policy.ToolRunReadQuery))+
+			`send {"artifact":`+fence.Quote(d.exampleID("<the id of the run_read_query result that answers>", policy.ToolRunReadQuery))+
 				`,"presentation":{"kind":"table","spec":null}} or a chart {"kind":"chart","spec":{"type":"bar","x":"…","y":["…"],"caption":"…"}}`)
 	}
 	st, ok := d.stepOf(a.Artifact)
@@ -74,7 +75,7 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 	case !ok:
 		_, list := d.citableAt(tc.Turn)
 		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerArtifactUnknown,
-			fmt.Sprintf("%s names no result this run produced", quote(a.Artifact)), list)
+			fmt.Sprintf("%s names no result this run produced", fence.Quote(a.Artifact)), list)
 	case st.Tool == policy.ToolInspectSchema:
 		return false, d.refuse(ctx, tc, "", contracts.RefuseAnswerStatementUnknown,
 			fmt.Sprintf("%s is a catalog read the server wrote: no statement of yours produced it", a.Artifact),
@@ -122,7 +123,7 @@ func (d *drive) callPresentAnswer(ctx context.Context, _ contracts.ExecOp, tc co
 	ref, _ := json.Marshal(contracts.EvidenceRef{Source: contracts.EvidenceArtifact, CorrelationID: a.Artifact})
 	shown := "as a table"
 	if c := a.Presentation.Chart; c != nil {
-		shown = fmt.Sprintf("as a %s chart of %s against %s", c.Type, quoteAll(c.Y), quote(c.X))
+		shown = fmt.Sprintf("as a %s chart of %s against %s", c.Type, quoteAll(c.Y), fence.Quote(c.X))
 	}
 	ans.Content = fmt.Sprintf("Answer recorded: %s %s. A chart is not a claim: call compose_report with at least one claim citing %s.", a.Artifact, shown, ref)
 	switch ans.Handover {
@@ -261,7 +262,7 @@ func decodePresentation(v json.RawMessage, notes []string) (contracts.Presentati
 	case p.Kind == contracts.PresentChart && p.Chart == nil:
 		return p, notes, &argError{msg: "a chart presentation needs its spec: {\"type\",\"x\",\"y\",\"caption\"}"}
 	case p.Kind != contracts.PresentChart:
-		return p, notes, &argError{msg: fmt.Sprintf("the presentation's kind %s is neither table nor chart", quote(p.Kind))}
+		return p, notes, &argError{msg: fmt.Sprintf("the presentation's kind %s is neither table nor chart", fence.Quote(p.Kind))}
 	}
 	return p, notes, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 )
 
@@ -51,7 +52,7 @@ func decodeProfile(raw string) (profileArgs, []string, error) {
 	}
 	a := profileArgs{Table: out["table"], Depth: out["depth"], FromColumn: out["fromColumn"]}
 	if a.Depth != "" && !slices.Contains(contracts.ProfileDepths, contracts.ProfileDepth(a.Depth)) {
-		return a, notes, &argError{msg: fmt.Sprintf("profile_table's depth %s is none of basic, distribution, pattern", quote(a.Depth))}
+		return a, notes, &argError{msg: fmt.Sprintf("profile_table's depth %s is none of basic, distribution, pattern", fence.Quote(a.Depth))}
 	}
 	return a, notes, nil
 }

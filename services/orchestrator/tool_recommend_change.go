@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sondehq/sonde/contracts"
+	"github.com/sondehq/sonde/pkg/fence"
 	"github.com/sondehq/sonde/pkg/policy"
 	"github.com/sondehq/sonde/pkg/verdict"
 )
@@ -71,7 +72,7 @@ func decodeRecommend(raw string, ids []string) (recommendArgs, []string, error) 
 	}
 	a.Kind, a.Statement, a.Rationale = out["kind"], out["statement"], out["rationale"]
 	if a.Kind != contracts.RecommendIndex && a.Kind != contracts.RecommendRewrite {
-		return a, notes, &argError{msg: fmt.Sprintf("recommend_change's kind %s is neither index nor rewrite; other actions belong in the report's claims", quote(a.Kind))}
+		return a, notes, &argError{msg: fmt.Sprintf("recommend_change's kind %s is neither index nor rewrite; other actions belong in the report's claims", fence.Quote(a.Kind))}
 	}
 	if len(a.Evidence) == 0 {
 		return a, notes, &argError{msg: "recommend_change needs evidence: at least one result of this run it rests on"}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sondehq/sonde/contracts"
 	"github.com/sondehq/sonde/pkg/artifacts"
+	"github.com/sondehq/sonde/pkg/fence"
 )
 
 // What the tools that check a result against its rows share (compare_plans,
@@ -29,7 +30,7 @@ func (d *drive) rows(ctx context.Context, corr string) (contracts.Artifact, erro
 func quoteEach(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = quote(n)
+		out[i] = fence.Quote(n)
 	}
 	return out
 }
