@@ -26,7 +26,7 @@ m surf-cli-unverified-unmarked ./services/sonde/internal/cli/ 'TestReportShowsEa
 	"$scv" '"%s NOT FOUND in the results it cites"' '"%s"'
 # ... prints the model's figure cleaned, so it cannot forge a line ...
 m surf-cli-figure-raw ./services/sonde/internal/cli/ 'TestReportShowsEachClaimsFigureChecks' - \
-	"$scv" 'text := clip(f.Text, 60)' 'text := f.Text'
+	"$scv" 'text := render.Clip(f.Text, 60)' 'text := f.Text'
 # ... and prints the question with the command that answers it.
 m surf-cli-question-hidden ./services/sonde/internal/cli/ 'TestReportShowsTheQuestionAndHowToAnswerIt' - \
 	"$sca" $'\tprintQuestion(out, r, server)\n' ''
