@@ -121,7 +121,7 @@ func queryResponse(art contracts.Artifact, reply contracts.ExecReply) api.QueryR
 // Executors answer at most once: a request that times out may have run.
 // One that reached no executor did not: 503, which a client may send again;
 // one the executor received and never answered is 504
-// EXECUTOR_UNANSWERED, and the executor is told to stop it.
+// executor_unanswered, and the executor is told to stop it.
 func (g *Gateway) exec(ctx context.Context, e contracts.Engine, req contracts.ExecRequest) (contracts.ExecReply, error) {
 	return g.execOp(ctx, e, contracts.OpRead, req)
 }

@@ -148,7 +148,7 @@ func sameStart(rec contracts.Record, req api.StartRunRequest, key string) (api.S
 	return api.StartRunResponse{RunID: rec.RunID, Mode: rec.Mode, WorkflowType: rec.WorkflowType}, nil
 }
 
-// isRunNotFound reports the gateway's own RUN_NOT_FOUND answer.
+// isRunNotFound reports the gateway's own run_not_found answer.
 func isRunNotFound(err error) bool {
 	var he *httpError
 	return errors.As(err, &he) && he.body.Code == contracts.CodeRunNotFound
@@ -306,7 +306,7 @@ func (g *Gateway) command(ctx context.Context, subject, runID string, cmd, reply
 	return nil
 }
 
-// ownedRun folds a run's ledger and answers RUN_NOT_FOUND unless the caller
+// ownedRun folds a run's ledger and answers run_not_found unless the caller
 // is the actor its header records: a foreign run is indistinguishable from a
 // missing one.
 func (g *Gateway) ownedRun(ctx context.Context, a contracts.Actor, runID string) (contracts.Record, error) {
