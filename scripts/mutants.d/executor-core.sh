@@ -20,7 +20,7 @@ m lost-reply-not-typed-pg "$xc" 'TestLostPostgresIsAConnectionState' pg \
 	"$xe" 'case engine.MayBeLost(err) && s.confirmLost(ctx, eng):' 'case false && s.confirmLost(ctx, eng):'
 # Its reason names no path, host, port or role.
 m lost-reason-driver-text "$xc" 'TestLostDuckDBFileIsAConnectionState' - \
-	"$xe" 'ref = s.lose(req.ConnectionID, eng, err)' 'ref = s.lose(req.ConnectionID, eng, err); ref.Reason += ": " + driverText(err)'
+	"$xe" 'ref = s.lose(req.ConnectionID, eng, err)' 'ref = s.lose(req.ConnectionID, eng, err); ref.Message += ": " + driverText(err)'
 # Nor does the reason of a failed attempt to open it again. (On PostgreSQL
 # the engine's own open error names nothing either since issue 17, so the
 # SQLite file's path is what pins this.)
