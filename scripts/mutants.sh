@@ -26,9 +26,12 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 GO="${GO:-go}"
 scratch="${MUTANTS_DIR:-${TMPDIR:-/tmp}/sonde-mutants}"
 per_test_timeout="${MUTANTS_TEST_TIMEOUT:-180s}"
-# Mutants run in MUTANTS_JOBS scratch trees at once (default 2), taking the
-# next mutant from one queue as each tree comes free.
-jobs="${MUTANTS_JOBS:-2}"
+# Mutants run in MUTANTS_JOBS scratch trees at once (default 3), taking the
+# next mutant from one queue as each tree comes free. A mutant's build waits
+# on the disk and the external linker as well as the CPU, so on two cores a
+# third tree keeps them busy: 16 orchestrator mutants took 132 s with three
+# trees against 166 s with two, side by side on warm trees.
+jobs="${MUTANTS_JOBS:-3}"
 # A mutant's time is its build: compiling the mutated test package and
 # linking its test binary (the test itself mostly runs in well under a
 # second). Every focused test, the baseline's included, is built without
